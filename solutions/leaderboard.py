@@ -1,0 +1,150 @@
+"""The leaderboard maths: epoch days, windows, forward-dated sums, sort keys and ranks. No I/O.
+
+The algorithm (from "Making a Real-time 'Last N Days' Leaderboard with MongoDB Aggregation
+Framework"): every programmer's entry keeps **daily counts keyed by epoch day** (days since
+1970-01-01 in the leaderboard time zone). A solve on day d changes the score of every board day
+whose window contains d; for a rolling window of N days those are d, d+1, ..., d+N-1. So each solve
+recomputes those N **forward-dated sums** at once: the score for day d over the last N days, for
+d+1 over the last N-1 of them, and so on. Reading the board of day D is then one indexed query on
+`sums.D`; a programmer who stops solving drops off by themselves, because no later day has a sum
+for them. Sums for days after today are a forecast ("if you solve nothing more, you will have 14
+tomorrow"), and a late solve recomputes the past days it touches, so the sum of a past day is that
+day's final board.
+
+Calendar windows (week starting Monday, month) work the same way: a solve on day d changes the
+days from d to the end of its period. All-time boards have a single running total (key ``all``).
+
+Ties: scores rank with standard competition ranking (1, 2, 2, 4: one plus the number of strictly
+better scores), and inside a tie whoever reached the score earlier is listed first, then by
+handle. To let one index serve both the order and keyset pagination, each entry also keeps a
+**sort key** per day that packs the score and the time it was reached into one int64:
+``score << 32 | (2**32 - 1 - seconds since 2020)``. A bigger key is a better place.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+ROLLING = "rolling"
+WEEK = "week"
+MONTH = "month"
+ALL_TIME = "all_time"
+ALL_TIME_KEY = "all"
+
+EPOCH = dt.date(1970, 1, 1)
+KEY_EPOCH = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
+TIME_BITS = 32
+MAX_SCORE = 2**30 - 1  # keeps score << 32 inside a signed int64
+
+
+@dataclass(frozen=True)
+class Window:
+    """Which solves count towards a board's score on a given day."""
+
+    kind: str
+    days: int = 7
+
+    def start(self, day: int) -> int:
+        """The first epoch day counted by the board of `day`."""
+        if self.kind == ROLLING:
+            return day - self.days + 1
+        if self.kind == WEEK:
+            return day - day_to_date(day).weekday()
+        if self.kind == MONTH:
+            return date_to_day(day_to_date(day).replace(day=1))
+        raise ValueError(f"{self.kind} windows have no start day")
+
+    def end(self, day: int) -> int:
+        """The last board day whose score a solve on `day` changes."""
+        if self.kind == ROLLING:
+            return day + self.days - 1
+        if self.kind == WEEK:
+            return day + 6 - day_to_date(day).weekday()
+        if self.kind == MONTH:
+            date = day_to_date(day)
+            return day + calendar.monthrange(date.year, date.month)[1] - date.day
+        raise ValueError(f"{self.kind} windows have no end day")
+
+    def affected_days(self, day: int) -> list[int]:
+        """The board days whose score a solve on `day` changes (the forward-dated sums)."""
+        return list(range(day, self.end(day) + 1))
+
+    @property
+    def span(self) -> int:
+        """The most days one board day can count."""
+        return {ROLLING: self.days, WEEK: 7, MONTH: 31}.get(self.kind, 0)
+
+    @property
+    def is_all_time(self) -> bool:
+        return self.kind == ALL_TIME
+
+
+def date_to_day(date: dt.date) -> int:
+    return (date - EPOCH).days
+
+
+def day_to_date(day: int) -> dt.date:
+    return EPOCH + dt.timedelta(days=day)
+
+
+def epoch_day(moment: dt.datetime, time_zone: str) -> int:
+    """The epoch day of an aware moment, in the leaderboard time zone."""
+    return date_to_day(moment.astimezone(ZoneInfo(time_zone)).date())
+
+
+def window_sums(daily: Mapping[int, int], window: Window, days: Iterable[int]) -> dict[int, int]:
+    """The score on each of `days`: the sum of the daily counts inside that day's window."""
+    return {day: sum(n for d, n in daily.items() if window.start(day) <= d <= day) for day in days}
+
+
+def reached_at(latest: Mapping[int, dt.datetime], window: Window, day: int) -> dt.datetime | None:
+    """When the score of `day` was reached: the latest solve counted in that day's window."""
+    counted = [t for d, t in latest.items() if window.start(day) <= d <= day]
+    return max(counted) if counted else None
+
+
+def sort_key(score: int, reached: dt.datetime) -> int:
+    """One int64 ordering places: higher score first, then whoever reached it earlier."""
+    seconds = int((reached - KEY_EPOCH).total_seconds())
+    return min(score, MAX_SCORE) << TIME_BITS | (2**TIME_BITS - 1 - seconds)
+
+
+def key_score(key: int) -> int:
+    return key >> TIME_BITS
+
+
+def score_floor_key(score: int) -> int:
+    """The smallest sort key a score can have: keys of better scores are all above it."""
+    return score << TIME_BITS
+
+
+def shared_rank(histogram: Mapping[int, int], score: int) -> int:
+    """Standard competition ranking: 1 + the number of programmers with a strictly better score."""
+    return 1 + sum(count for other, count in histogram.items() if other > score)
+
+
+def board_total(histogram: Mapping[int, int]) -> int:
+    """How many programmers are on the board (a score above zero)."""
+    return sum(count for score, count in histogram.items() if score > 0)
+
+
+def score_at_offset(histogram: Mapping[int, int], offset: int) -> tuple[int, int] | None:
+    """The score held by the programmer at 0-based `offset` of the board, and how many rank above
+    that whole score. None when the board is shorter."""
+    above = 0
+    for score in sorted((s for s, n in histogram.items() if s > 0 and n > 0), reverse=True):
+        if offset < above + histogram[score]:
+            return score, above
+        above += histogram[score]
+    return None
+
+
+def percentile(rank: int, total: int) -> float:
+    """The share of the board at or below this rank, as a percentage (the top is 100)."""
+    if total <= 0:
+        return 0.0
+    return round(100.0 * (total - rank + 1) / total, 1)

@@ -1,0 +1,152 @@
+"""What staff edit in the admin: programmers, problems and leaderboard definitions (SQL)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models.functions import Lower
+
+from . import leaderboard
+
+HANDLE_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
+handle_validator = RegexValidator(
+    HANDLE_PATTERN, "Use 1 to 32 letters, digits, underscores or hyphens."
+)
+MAX_PROBLEM_POINTS = 10_000
+
+
+class Programmer(models.Model):
+    """A person on the boards. Judges may register one before it has a user account."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="programmer",
+    )
+    handle = models.CharField(max_length=32, validators=[handle_validator])
+    country = models.CharField(max_length=2, blank=True, help_text="ISO 3166 code, e.g. BD")
+    organization = models.CharField(max_length=100, blank=True)
+    hidden = models.BooleanField(default=False, help_text="Left out of public boards.")
+    banned = models.BooleanField(default=False, help_text="Left out of boards; cannot submit.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["handle"]
+        constraints = [
+            models.UniqueConstraint(Lower("handle"), name="programmer_handle_ci_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.handle
+
+    @property
+    def on_boards(self) -> bool:
+        """Whether this programmer's solves show on public boards."""
+        return not (self.hidden or self.banned)
+
+    def group_scopes(self) -> list[str]:
+        """The filtered views of every board this programmer belongs to."""
+        scopes = []
+        if self.country:
+            scopes.append(f"country:{self.country.upper()}")
+        if self.organization:
+            scopes.append(f"org:{self.organization}")
+        return scopes
+
+
+class Problem(models.Model):
+    """A problem with one expected answer."""
+
+    EXACT = "exact"
+    NORMALIZED = "normalized"
+    MATCH_CHOICES = [
+        (EXACT, "Exactly as written"),
+        (NORMALIZED, "Trimmed, case-insensitive"),
+    ]
+
+    slug = models.SlugField(max_length=64, unique=True)
+    title = models.CharField(max_length=200)
+    statement = models.TextField(blank=True)
+    points = models.PositiveIntegerField(
+        default=100, validators=[MinValueValidator(1), MaxValueValidator(MAX_PROBLEM_POINTS)]
+    )
+    answer = models.CharField(max_length=1000, blank=True)
+    answer_match = models.CharField(max_length=16, choices=MATCH_CHOICES, default=NORMALIZED)
+    published = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def accepts(self, answer: str) -> bool:
+        """Whether `answer` is right, compared the way this problem says."""
+        if self.answer_match == self.EXACT:
+            return answer == self.answer
+        return answer.strip().casefold() == self.answer.strip().casefold()
+
+
+class Board(models.Model):
+    """A leaderboard definition: which solves count (window), how (metric), and how ties rank."""
+
+    WINDOW_CHOICES = [
+        (leaderboard.ROLLING, "Rolling last N days"),
+        (leaderboard.WEEK, "Calendar week (from Monday)"),
+        (leaderboard.MONTH, "Calendar month"),
+        (leaderboard.ALL_TIME, "All time"),
+    ]
+    SOLVED = "solved"
+    POINTS = "points"
+    METRIC_CHOICES = [(SOLVED, "Problems solved"), (POINTS, "Points")]
+    SHARED = "shared"
+    UNIQUE = "unique"
+    TIES_CHOICES = [(SHARED, "Shared ranks (1, 2, 2, 4)"), (UNIQUE, "Unique ranks (1, 2, 3, 4)")]
+
+    slug = models.SlugField(max_length=50, unique=True)
+    title = models.CharField(max_length=100)
+    window = models.CharField(max_length=16, choices=WINDOW_CHOICES, default=leaderboard.ROLLING)
+    window_days = models.PositiveSmallIntegerField(
+        default=7,
+        validators=[MinValueValidator(1), MaxValueValidator(90)],
+        help_text="N for rolling windows (1 to 90).",
+    )
+    metric = models.CharField(max_length=16, choices=METRIC_CHOICES, default=SOLVED)
+    ties = models.CharField(max_length=16, choices=TIES_CHOICES, default=SHARED)
+    visible = models.BooleanField(default=True)
+    is_default = models.BooleanField(default=False, help_text="Shown at /leaderboard/.")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "slug"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def spec(self) -> leaderboard.Window:
+        return leaderboard.Window(self.window, self.window_days)
+
+    @property
+    def is_rolling(self) -> bool:
+        return self.window == leaderboard.ROLLING
+
+    def value_of(self, points: int) -> int:
+        """What one solve adds to a score on this board."""
+        return points if self.metric == self.POINTS else 1
+
+    def window_label(self) -> str:
+        if self.window == leaderboard.ROLLING:
+            return f"last {self.window_days} days"
+        return dict(self.WINDOW_CHOICES)[self.window].lower()
+
+    def tie_rule(self) -> str:
+        """The tie rule in words, shown on the board page."""
+        order = "inside a tie, whoever reached the score earlier is listed first, then by handle"
+        if self.ties == self.UNIQUE:
+            return f"Every programmer has a rank of their own; {order}."
+        return f"Equal scores share a rank (1, 2, 2, 4); {order}."

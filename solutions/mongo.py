@@ -1,0 +1,112 @@
+"""The MongoDB side: one client per process, the collections, and every index in one place.
+
+Collections:
+- ``submissions``: every attempt with its verdict (the audit trail).
+- ``solves``: the first accepted solve of each (programmer, problem); a unique key makes it count
+  once. The source of truth: every board can be rebuilt from it.
+- ``entries.<board>``: one document per (board, programmer): daily counts, forward-dated sums,
+  sort keys. One collection per board, so each per-day query has a single wildcard index to use.
+- ``histograms``: per (board, day, group) the number of programmers with each score (rank data).
+- ``tops``: per (board, day, group) the cached first page, kept up to date on every solve.
+- ``requests``: API idempotency keys and their first answers.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from django.conf import settings
+from pymongo import ASCENDING, DESCENDING, IndexModel, MongoClient
+from pymongo.collection import Collection
+from pymongo.database import Database
+
+_client: MongoClient | None = None
+_client_pid: int | None = None
+_lock = threading.Lock()
+
+
+def get_client() -> MongoClient:
+    """The process's client, made on first use (pymongo is not fork-safe: never at import time)."""
+    global _client, _client_pid
+    with _lock:
+        if _client is None or _client_pid != os.getpid():
+            _client = MongoClient(settings.MONGODB_URI, tz_aware=True, connect=False)
+            _client_pid = os.getpid()
+        return _client
+
+
+def set_client(client: MongoClient | None) -> None:
+    """Use another client (tests point this at the embedded server or mongomock)."""
+    global _client, _client_pid
+    with _lock:
+        _client, _client_pid = client, (os.getpid() if client is not None else None)
+
+
+def get_db() -> Database:
+    return get_client()[settings.MONGODB_DB]
+
+
+def submissions() -> Collection:
+    return get_db()["submissions"]
+
+
+def solves() -> Collection:
+    return get_db()["solves"]
+
+
+def entries(board_slug: str) -> Collection:
+    # Board slugs are validated SlugFields, so they are safe in a collection name.
+    return get_db()[f"entries.{board_slug}"]
+
+
+def histograms() -> Collection:
+    return get_db()["histograms"]
+
+
+def tops() -> Collection:
+    return get_db()["tops"]
+
+
+def requests() -> Collection:
+    return get_db()["requests"]
+
+
+def entry_indexes() -> list[IndexModel]:
+    """The indexes of every board's entries collection.
+
+    `sums.$**` serves `sums.D` predicates (who is on the board of day D); `keys.$**` serves the
+    order of day D (sort and keyset pagination on `keys.D`). A wildcard index serves one field
+    per query, so each query filters and sorts on a single per-day field.
+    """
+    return [
+        IndexModel([("sums.$**", ASCENDING)], name="sums_wildcard"),
+        IndexModel([("keys.$**", ASCENDING)], name="keys_wildcard"),
+    ]
+
+
+def fixed_indexes() -> dict[str, list[IndexModel]]:
+    return {
+        "submissions": [
+            IndexModel([("programmer_id", ASCENDING), ("submitted_at", DESCENDING)]),
+            IndexModel([("submitted_at", DESCENDING)]),
+        ],
+        "solves": [
+            IndexModel([("programmer_id", ASCENDING), ("problem", ASCENDING)], unique=True),
+            IndexModel([("solved_at", ASCENDING)]),
+            IndexModel([("applied", ASCENDING)], partialFilterExpression={"applied": False}),
+        ],
+    }
+
+
+def ensure_indexes(board_slugs: list[str]) -> list[str]:
+    """Create every index (idempotent: existing ones are left as they are). Returns their names."""
+    db = get_db()
+    created = []
+    for name, models in fixed_indexes().items():
+        created += [f"{name}.{index}" for index in db[name].create_indexes(models)]
+    for slug in board_slugs:
+        created += [
+            f"entries.{slug}.{index}" for index in entries(slug).create_indexes(entry_indexes())
+        ]
+    return created

@@ -1,0 +1,286 @@
+"""Writes: registering programmers and problems, submissions, solves, and board rebuilds."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from pymongo import ReplaceOne, UpdateOne
+from pymongo.errors import DuplicateKeyError
+
+from . import entries, leaderboard, mongo
+from .models import Board, Problem, Programmer, handle_validator
+
+# A judge's clock may run this far ahead of ours.
+CLOCK_SKEW = dt.timedelta(minutes=5)
+
+
+class SolveRejected(ValueError):
+    """A solve whose time the boards cannot take (in the future, or too late)."""
+
+
+def today() -> int:
+    """Today's epoch day in the leaderboard time zone."""
+    return leaderboard.epoch_day(timezone.now(), settings.LEADERBOARD_TIME_ZONE)
+
+
+def solve_day(solved_at: dt.datetime) -> int:
+    return leaderboard.epoch_day(solved_at, settings.LEADERBOARD_TIME_ZONE)
+
+
+# --- programmers and problems ----------------------------------------------------------------
+
+
+def programmer_create(
+    *, user: AbstractBaseUser | None, handle: str, country: str = "", organization: str = ""
+) -> Programmer:
+    """A new programmer. Raises ValidationError for a bad or taken handle."""
+    handle_validator(handle)
+    if Programmer.objects.filter(handle__iexact=handle).exists():
+        raise ValidationError("That handle is taken.", code="taken")
+    try:
+        with transaction.atomic():
+            return Programmer.objects.create(
+                user=user, handle=handle, country=country.upper(), organization=organization
+            )
+    except IntegrityError as error:  # two sign-ups racing for one handle
+        raise ValidationError("That handle is taken.", code="taken") from error
+
+
+def programmer_get_or_register(*, handle: str) -> Programmer:
+    """The programmer with this handle (any case), registered on first use by a judge."""
+    handle_validator(handle)
+    existing = Programmer.objects.filter(handle__iexact=handle).first()
+    if existing:
+        return existing
+    try:
+        with transaction.atomic():
+            return Programmer.objects.create(handle=handle)
+    except IntegrityError:
+        return Programmer.objects.get(handle__iexact=handle)
+
+
+def problem_get_or_register(*, slug: str) -> Problem:
+    """The problem with this slug, registered (unpublished, no answer) on first use by a judge."""
+    problem, _ = Problem.objects.get_or_create(
+        slug=slug, defaults={"title": slug, "published": False}
+    )
+    return problem
+
+
+# --- submissions and solves ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    accepted: bool
+    counted: bool
+
+
+def submission_create(*, programmer: Programmer, problem: Problem, answer: str) -> Verdict:
+    """Judge an answer from the form, record the attempt, and count a first right answer."""
+    now = timezone.now()
+    accepted = problem.accepts(answer)
+    submission_id = (
+        mongo.submissions()
+        .insert_one(
+            {
+                "programmer_id": programmer.pk,
+                "handle": programmer.handle,
+                "problem": problem.slug,
+                "answer": answer,
+                "verdict": "accepted" if accepted else "rejected",
+                "submitted_at": now,
+                "counted": False,
+            }
+        )
+        .inserted_id
+    )
+    counted = accepted and solve_record(programmer=programmer, problem=problem, solved_at=now)
+    if counted:
+        mongo.submissions().update_one({"_id": submission_id}, {"$set": {"counted": True}})
+    return Verdict(accepted=accepted, counted=counted)
+
+
+def solve_check_time(solved_at: dt.datetime, now: dt.datetime | None = None) -> None:
+    """Refuse a solve in the future (beyond clock skew) or older than the boards still change."""
+    now = now or timezone.now()
+    if solved_at > now + CLOCK_SKEW:
+        raise SolveRejected("solved_at is in the future.")
+    oldest = (
+        leaderboard.epoch_day(now, settings.LEADERBOARD_TIME_ZONE)
+        - settings.LEADERBOARD_MAX_LATE_DAYS
+    )
+    if solve_day(solved_at) < oldest:
+        raise SolveRejected(
+            f"solved_at is more than {settings.LEADERBOARD_MAX_LATE_DAYS} days ago."
+        )
+
+
+def solve_record(
+    *, programmer: Programmer, problem: Problem, solved_at: dt.datetime, points: int | None = None
+) -> bool:
+    """Count the first accepted solve of (programmer, problem) on every board at once.
+
+    Returns False when this programmer had already solved the problem: it counts once.
+    """
+    solve_check_time(solved_at)
+    solve = {
+        "programmer_id": programmer.pk,
+        "problem": problem.slug,
+        "points": problem.points if points is None else points,
+        "solved_at": solved_at,
+        "applied": False,
+    }
+    try:
+        mongo.solves().insert_one(solve)
+    except DuplicateKeyError:
+        return False
+    solve_apply(solve, programmer)
+    return True
+
+
+def solve_apply(solve: dict, programmer: Programmer) -> None:
+    """Count a logged solve on every board, then mark it applied."""
+    if programmer.on_boards:
+        now_day = today()
+        for board in Board.objects.all():
+            event = entries.SolveEvent(
+                programmer_id=programmer.pk,
+                handle=programmer.handle,
+                groups=tuple(programmer.group_scopes()),
+                day=solve_day(solve["solved_at"]),
+                value=board.value_of(solve["points"]),
+                at=solve["solved_at"],
+            )
+            entries.entry_apply_solve(board.slug, board.spec, event, now_day)
+    mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
+
+
+# --- rebuilds --------------------------------------------------------------------------------
+
+
+def entry_from_solves(
+    board: Board, programmer: Programmer, solves: list[dict], now_day: int
+) -> dict | None:
+    """The entry a board should hold for a programmer, computed from their solves alone.
+
+    Gives exactly what the incremental updates leave behind for every day still kept.
+    """
+    if not solves:
+        return None
+    window = board.spec
+    daily: dict[int, int] = defaultdict(int)
+    latest: dict[int, dt.datetime] = {}
+    for solve in solves:
+        day = solve_day(solve["solved_at"])
+        daily[day] += board.value_of(solve["points"])
+        latest[day] = max(latest.get(day, solve["solved_at"]), solve["solved_at"])
+    document = {
+        "_id": programmer.pk,
+        "handle": programmer.handle,
+        "groups": programmer.group_scopes(),
+    }
+    if window.is_all_time:
+        key = leaderboard.ALL_TIME_KEY
+        total, reached = sum(daily.values()), max(latest.values())
+        return {
+            **document,
+            "sums": {key: total},
+            "last": {key: reached},
+            "keys": {key: leaderboard.sort_key(total, reached)},
+        }
+    board_days = sorted(
+        {
+            d
+            for day in daily
+            for d in window.affected_days(day)
+            if d >= entries.history_from(now_day)
+        }
+    )
+    sums = leaderboard.window_sums(daily, window, board_days)
+    oldest_count = entries.counts_from(window, now_day)
+    return {
+        **document,
+        "days": {str(d): n for d, n in daily.items() if d >= oldest_count},
+        "last": {str(d): t for d, t in latest.items() if d >= oldest_count},
+        "sums": {str(d): s for d, s in sums.items()},
+        "keys": {
+            str(d): leaderboard.sort_key(s, leaderboard.reached_at(latest, window, d))
+            for d, s in sums.items()
+        },
+    }
+
+
+@dataclass
+class RebuildReport:
+    board: str
+    entries: int = 0
+    changed: int = 0
+    removed: int = 0
+    histograms: int = 0
+    changed_ids: list[int] = field(default_factory=list)
+
+
+def board_rebuild(*, board: Board, dry_run: bool = False) -> RebuildReport:
+    """Recompute a board's entries, rank data and top pages from the `solves` log."""
+    report = RebuildReport(board=board.slug)
+    now_day = today()
+    by_programmer: dict[int, list[dict]] = defaultdict(list)
+    for solve in mongo.solves().find({}, {"programmer_id": 1, "points": 1, "solved_at": 1}):
+        by_programmer[solve["programmer_id"]].append(solve)
+    programmers = Programmer.objects.in_bulk(list(by_programmer))
+    wanted = {}
+    for pid, solves in by_programmer.items():
+        programmer = programmers.get(pid)
+        if programmer is not None and programmer.on_boards:
+            wanted[pid] = entry_from_solves(board, programmer, solves, now_day)
+    collection = mongo.entries(board.slug)
+    current = {doc["_id"]: doc for doc in collection.find({}, {"previous_sums": 0})}
+    report.entries = len(wanted)
+    report.changed_ids = sorted(pid for pid, doc in wanted.items() if current.get(pid) != doc)
+    report.changed = len(report.changed_ids)
+    stale = [pid for pid in current if pid not in wanted]
+    report.removed = len(stale)
+    histograms = histograms_from_entries(board.slug, wanted.values())
+    report.histograms = len(histograms)
+    if dry_run:
+        return report
+    if report.changed_ids:
+        collection.bulk_write(
+            [ReplaceOne({"_id": pid}, wanted[pid], upsert=True) for pid in report.changed_ids]
+        )
+    if stale:
+        collection.delete_many({"_id": {"$in": stale}})
+    mongo.histograms().delete_many({"board": board.slug})
+    if histograms:
+        mongo.histograms().bulk_write(
+            [UpdateOne({"_id": _id}, {"$set": doc}, upsert=True) for _id, doc in histograms.items()]
+        )
+    entries.tops_forget(board.slug)
+    return report
+
+
+def histograms_from_entries(board_slug: str, documents) -> dict[str, dict]:
+    """Every histogram of a board, counted from its entries."""
+    counts: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for document in documents:
+        for day_key, score in document["sums"].items():
+            if score > 0:
+                for scope in ["", *document["groups"]]:
+                    counts[(day_key, scope)][str(score)] += 1
+    return {
+        entries.histogram_id(board_slug, day_key, scope): {
+            "board": board_slug,
+            "day": day_key,
+            "scope": scope,
+            "scores": dict(scores),
+        }
+        for (day_key, scope), scores in counts.items()
+    }

@@ -1,0 +1,97 @@
+"""Shared fixtures: the embedded MongoDB-compatible server, pinned time, and the personas.
+
+Personas: Alice and Bob are programmers who solve problems; Charlie is a new programmer who has
+solved nothing; Staff is a superuser.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import mongomock
+import pytest
+import time_machine
+from django.contrib.auth.models import User
+from pymongo import MongoClient
+
+from solutions import mongo, services
+from solutions.models import Board, Problem
+from tests.mongo_server import EmbeddedServer
+
+# A fixed "now" for everything about days: 2020-01-19 12:00 UTC is epoch day 18280.
+NOW = dt.datetime(2020, 1, 19, 12, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture(scope="session")
+def embedded_server():
+    server = EmbeddedServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def mongodb(embedded_server, settings, db):
+    """The embedded server, with an empty database for this test."""
+    settings.MONGODB_DB = "leaderboard_test"
+    client = MongoClient(embedded_server.uri, tz_aware=True)
+    client.drop_database(settings.MONGODB_DB)
+    mongo.set_client(client)
+    mongo.ensure_indexes(list(Board.objects.values_list("slug", flat=True)))
+    yield client[settings.MONGODB_DB]
+    mongo.set_client(None)
+    client.close()
+
+
+@pytest.fixture
+def mockdb(settings):
+    """mongomock, for the parts of the storage it implements (not the engine's pipelines)."""
+    settings.MONGODB_DB = "leaderboard_test"
+    client = mongomock.MongoClient(tz_aware=True)
+    mongo.set_client(client)
+    mongo.ensure_indexes([])
+    yield client[settings.MONGODB_DB]
+    mongo.set_client(None)
+
+
+@pytest.fixture
+def now():
+    with time_machine.travel(NOW, tick=False) as traveller:
+        yield traveller
+
+
+@pytest.fixture
+def boards(db):
+    return {board.slug: board for board in Board.objects.all()}
+
+
+@pytest.fixture
+def problems(db):
+    return [
+        Problem.objects.create(slug=f"p{i}", title=f"Problem {i}", answer=str(i * 7), points=10 * i)
+        for i in range(1, 11)
+    ]
+
+
+def make_programmer(handle: str, password: str = "correct horse battery", **profile):
+    user = User.objects.create_user(username=handle.lower(), password=password)
+    return services.programmer_create(user=user, handle=handle, **profile)
+
+
+@pytest.fixture
+def alice(db):
+    return make_programmer("Alice", country="BD", organization="BUET")
+
+
+@pytest.fixture
+def bob(db):
+    return make_programmer("bob", country="IN")
+
+
+@pytest.fixture
+def charlie(db):
+    return make_programmer("charlie")
+
+
+@pytest.fixture
+def staff(db):
+    return User.objects.create_superuser("staff", "staff@example.com", "correct horse battery")

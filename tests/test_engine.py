@@ -1,0 +1,168 @@
+"""The leaderboard engine against the embedded server: forward-dated sums, decay, late solves,
+midnight in the leaderboard time zone, and solves that count once."""
+
+import datetime as dt
+
+import pytest
+import time_machine
+
+from solutions import leaderboard, selectors, services
+from solutions.models import Problem
+
+# The article's test vector: today is epoch day 18281 (2020-01-20).
+VECTOR_TODAY = 18281
+VECTOR_DAILY = [5, 3, 3, 0, 1, 2, 4]  # newest first
+VECTOR_SCORES = [18, 14, 12, 11, 11, 8, 5]  # today, then the coming six days
+
+
+def at_noon(day: int) -> dt.datetime:
+    return dt.datetime.combine(leaderboard.day_to_date(day), dt.time(12), tzinfo=dt.UTC)
+
+
+def many_problems(count: int) -> list[Problem]:
+    return [Problem.objects.create(slug=f"q{i}", title=f"Q{i}", answer="42") for i in range(count)]
+
+
+def solve_on(programmer, problem, moment):
+    return services.solve_record(programmer=programmer, problem=problem, solved_at=moment)
+
+
+def score(board, programmer, day):
+    return selectors.programmer_standing(board=board, programmer=programmer, day=day).score
+
+
+def test_window_sums_reproduce_the_article_vector():
+    daily = {VECTOR_TODAY - age: n for age, n in enumerate(VECTOR_DAILY)}
+    days = range(VECTOR_TODAY, VECTOR_TODAY + 7)
+    sums = leaderboard.window_sums(daily, leaderboard.Window(leaderboard.ROLLING, 7), days)
+    assert list(sums.values()) == VECTOR_SCORES
+
+
+def test_solves_give_the_article_scores_today_and_as_forecast(mongodb, boards, alice):
+    problems = iter(many_problems(sum(VECTOR_DAILY)))
+    with time_machine.travel(at_noon(VECTOR_TODAY) + dt.timedelta(hours=6), tick=False):
+        for age, count in enumerate(VECTOR_DAILY):
+            for _ in range(count):
+                assert solve_on(alice, next(problems), at_noon(VECTOR_TODAY - age))
+        board = boards["last-7-days"]
+        assert [score(board, alice, VECTOR_TODAY + i) for i in range(7)] == VECTOR_SCORES
+        forecast = selectors.programmer_forecast(board=board, programmer=alice, days=6)
+        assert [points for _, points in forecast] == VECTOR_SCORES[1:]
+        assert score(boards["all-time"], alice, VECTOR_TODAY) == 18
+
+
+def test_a_quiet_programmer_decays_off_the_board_after_n_days(mongodb, boards, alice, bob):
+    board = boards["last-7-days"]
+    problems = many_problems(2)
+    with time_machine.travel(at_noon(VECTOR_TODAY), tick=False):
+        solve_on(alice, problems[0], at_noon(VECTOR_TODAY))
+    for later in range(1, 8):
+        day = VECTOR_TODAY + later
+        with time_machine.travel(at_noon(day), tick=False):
+            page = selectors.board_page(board=board)
+            on_board = [row.handle for row in page.rows]
+            assert on_board == (["Alice"] if later < 7 else [])
+            assert selectors.programmer_standing(board=board, programmer=alice).rank == (
+                1 if later < 7 else None
+            )
+    # All-time never forgets.
+    with time_machine.travel(at_noon(VECTOR_TODAY + 8), tick=False):
+        assert [row.handle for row in selectors.board_page(board=boards["all-time"]).rows] == [
+            "Alice"
+        ]
+
+
+def test_a_late_solve_changes_the_past_days_it_touches(mongodb, boards, alice, bob):
+    board = boards["last-7-days"]
+    problems = many_problems(3)
+    with time_machine.travel(at_noon(VECTOR_TODAY), tick=False):
+        solve_on(bob, problems[0], at_noon(VECTOR_TODAY - 3))
+        solve_on(alice, problems[0], at_noon(VECTOR_TODAY - 1))
+        before = selectors.board_page(board=board, day=VECTOR_TODAY - 3)
+        assert [(r.handle, r.score) for r in before.rows] == [("bob", 1)]
+        # Alice's judge reports a solve from five days ago only now.
+        solve_on(alice, problems[1], at_noon(VECTOR_TODAY - 5))
+        after = selectors.board_page(board=board, day=VECTOR_TODAY - 3)
+        assert [(r.handle, r.score) for r in after.rows] == [("Alice", 1), ("bob", 1)]
+        assert [r.rank for r in after.rows] == [1, 1]
+        assert score(board, alice, VECTOR_TODAY - 5) == 1
+        assert score(board, alice, VECTOR_TODAY) == 2
+        # Day -6 is before the late solve: unchanged.
+        assert selectors.board_page(board=board, day=VECTOR_TODAY - 6).rows == []
+
+
+def test_midnight_in_the_leaderboard_time_zone_starts_the_new_day(mongodb, boards, alice, settings):
+    settings.LEADERBOARD_TIME_ZONE = "Asia/Dhaka"  # UTC+6
+    board = boards["last-7-days"]
+    problems = many_problems(2)
+    dhaka_midnight = dt.datetime(2020, 1, 20, 0, 0, tzinfo=dt.timezone(dt.timedelta(hours=6)))
+    with time_machine.travel(dhaka_midnight + dt.timedelta(hours=1), tick=False):
+        solve_on(alice, problems[0], dhaka_midnight)  # 18:00 UTC on the 19th
+        solve_on(alice, problems[1], dhaka_midnight - dt.timedelta(seconds=1))
+        assert services.today() == leaderboard.date_to_day(dt.date(2020, 1, 20))
+        jan_19 = leaderboard.date_to_day(dt.date(2020, 1, 19))
+        assert score(board, alice, jan_19) == 1  # only the solve a second before midnight
+        assert score(board, alice, jan_19 + 1) == 2
+        assert score(board, alice, jan_19 + 7) == 1  # the 19th's solve has left the window
+
+
+def test_a_repeated_solve_counts_once(mongodb, boards, alice):
+    problem = many_problems(1)[0]
+    with time_machine.travel(at_noon(VECTOR_TODAY), tick=False):
+        assert solve_on(alice, problem, at_noon(VECTOR_TODAY)) is True
+        assert solve_on(alice, problem, at_noon(VECTOR_TODAY) - dt.timedelta(hours=1)) is False
+        assert solve_on(alice, problem, at_noon(VECTOR_TODAY - 1)) is False
+        for board in boards.values():
+            standing = selectors.programmer_standing(
+                board=board, programmer=alice, day=VECTOR_TODAY
+            )
+            assert (standing.score, standing.rank, standing.total) == (1, 1, 1)
+
+
+def test_a_points_board_sums_problem_points(mongodb, boards, alice):
+    points_board = boards["last-7-days"]
+    points_board.metric = points_board.POINTS
+    points_board.save()
+    first, second = many_problems(2)
+    second.points = 250
+    second.save()
+    with time_machine.travel(at_noon(VECTOR_TODAY), tick=False):
+        solve_on(alice, first, at_noon(VECTOR_TODAY))
+        solve_on(alice, second, at_noon(VECTOR_TODAY))
+        assert score(points_board, alice, VECTOR_TODAY) == 350
+
+
+def test_ties_share_a_rank_and_the_earlier_one_is_listed_first(
+    mongodb, boards, alice, bob, charlie
+):
+    board = boards["last-7-days"]
+    problems = many_problems(2)
+    with time_machine.travel(at_noon(VECTOR_TODAY), tick=False):
+        solve_on(charlie, problems[0], at_noon(VECTOR_TODAY) - dt.timedelta(hours=3))
+        solve_on(charlie, problems[1], at_noon(VECTOR_TODAY) - dt.timedelta(hours=2))
+        solve_on(bob, problems[0], at_noon(VECTOR_TODAY) - dt.timedelta(hours=1))
+        solve_on(alice, problems[0], at_noon(VECTOR_TODAY))
+        rows = selectors.board_page(board=board).rows
+        assert [(r.rank, r.handle, r.score) for r in rows] == [
+            (1, "charlie", 2),
+            (2, "bob", 1),
+            (2, "Alice", 1),
+        ]
+        board.ties = board.UNIQUE
+        board.save()
+        rows = selectors.board_page(board=board).rows
+        assert [(r.rank, r.handle) for r in rows] == [(1, "charlie"), (2, "bob"), (3, "Alice")]
+        assert selectors.programmer_standing(board=board, programmer=alice).rank == 3
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        dt.datetime(2020, 1, 19, 12, tzinfo=dt.UTC) + dt.timedelta(minutes=6),
+        dt.datetime(2019, 12, 19, 11, tzinfo=dt.UTC),
+    ],
+)
+def test_solves_in_the_future_or_too_late_are_refused(mongodb, boards, alice, now, moment):
+    with pytest.raises(services.SolveRejected):
+        solve_on(alice, many_problems(1)[0], moment)
+    assert mongodb.solves.count_documents({}) == 0
