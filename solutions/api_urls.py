@@ -1,0 +1,5 @@
+"""Routes of the JSON API under /api/v1/."""
+
+from django.urls import path
+
+urlpatterns: list = []
