@@ -1,0 +1,1 @@
+"""Admin for the API's service tokens."""
