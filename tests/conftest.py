@@ -22,6 +22,12 @@ from tests.mongo_server import EmbeddedServer
 NOW = dt.datetime(2020, 1, 19, 12, 0, tzinfo=dt.UTC)
 
 
+@pytest.fixture(autouse=True)
+def plain_http(settings):
+    """The test client speaks plain HTTP; production redirects it to HTTPS."""
+    settings.SECURE_SSL_REDIRECT = False
+
+
 @pytest.fixture(scope="session")
 def embedded_server():
     server = EmbeddedServer()

@@ -1,0 +1,84 @@
+"""The production settings: `check --deploy` is clean, migrations run on PostgreSQL, and the
+cache works on Redis."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.services_available import POSTGRES_URL, REDIS_URL, require_postgres, require_redis
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "leaderboard_site.settings", **env}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+PRODUCTION = {
+    "DEBUG": "false",
+    "SECRET_KEY": "a-long-random-production-key-" + "x7Kq9Lm2Pz" * 5,
+    "ALLOWED_HOSTS": "leaderboard.example.com",
+}
+
+
+def test_the_production_settings_pass_the_deployment_check():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_the_development_key_is_flagged_by_the_deployment_check():
+    env = {**PRODUCTION}
+    env.pop("SECRET_KEY")
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **env)
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stdout + result.stderr
+
+
+def test_migrations_run_on_postgresql_and_seed_the_boards():
+    require_postgres()
+    import psycopg
+
+    name = f"leaderboard_ci_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        migrated = manage("migrate", "--no-input", DATABASE_URL=url)
+        assert migrated.returncode == 0, migrated.stderr
+        with psycopg.connect(url) as connection:
+            slugs = [
+                row[0]
+                for row in connection.execute("SELECT slug FROM solutions_board ORDER BY position")
+            ]
+        assert slugs == ["last-7-days", "last-30-days", "all-time"]
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.mark.parametrize("value", ["a solve", 42])
+def test_the_cache_keeps_values_on_redis(value):
+    require_redis()
+    from django.core.cache.backends.redis import RedisCache
+
+    cache = RedisCache(REDIS_URL, {})
+    key = f"test:{uuid.uuid4().hex}"
+    cache.set(key, value, timeout=30)
+    assert cache.get(key) == value
+    cache.delete(key)
+    assert cache.get(key) is None
