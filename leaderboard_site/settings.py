@@ -46,6 +46,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "solutions",
+    "competitions",
+    "activity",
 ]
 
 MIDDLEWARE = [
@@ -72,6 +74,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "activity.context_processors.notifications",
             ],
         },
     },
@@ -133,6 +136,20 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE = {
+    # Samples the ranks of watched programmers and sends rank-drop alerts (boards with a rule).
+    "rank-drop-alerts": {"task": "activity.tasks.alerts_check_all_task", "schedule": 60.0},
+    # Records rank history: today's ranks of changed boards, and days that ended.
+    "rank-history": {"task": "activity.tasks.history_snapshot_all_task", "schedule": 600.0},
+}
+
+# Live boards and alerts (the activity app).
+# How long rank history is kept (days); the profile charts show the last 30.
+ACTIVITY_HISTORY_DAYS = env_int("ACTIVITY_HISTORY_DAYS", 90)
+# How long in-app notifications are kept (days).
+ACTIVITY_NOTIFICATIONS_DAYS = env_int("ACTIVITY_NOTIFICATIONS_DAYS", 90)
+# The site's address, for links in alert emails.
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "leaderboard@localhost")

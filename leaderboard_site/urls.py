@@ -5,5 +5,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include("solutions.api_urls")),
+    path("competitions/", include("competitions.urls")),
+    path("", include("activity.urls")),
     path("", include("solutions.urls")),
 ]

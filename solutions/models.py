@@ -150,3 +150,28 @@ class Board(models.Model):
         if self.ties == self.UNIQUE:
             return f"Every programmer has a rank of their own; {order}."
         return f"Equal scores share a rank (1, 2, 2, 4); {order}."
+
+
+class ServiceToken(models.Model):
+    """A judge's or game server's key to post solves. Only its SHA-256 hash is kept: the token
+    itself is shown once, when it is made."""
+
+    name = models.CharField(max_length=100, help_text="Who uses it, e.g. the judge's host name.")
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    active = models.BooleanField(default=True, help_text="Untick to revoke the token.")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

@@ -116,7 +116,8 @@ def board_page(
     offset = (page - 1) * page_size
     if offset >= result.total:
         return result
-    if offset + page_size <= entries.TOP_SIZE:
+    # Solves keep cached top pages current up to today; a forecast day is queried each time.
+    if offset + page_size <= entries.TOP_SIZE and day <= today():
         documents = entries.top_rows(board.slug, key, scope)[offset : offset + page_size]
     else:
         documents = _documents_from(board, key, scope, histogram, offset, page_size)
@@ -281,3 +282,111 @@ def day_is_browsable(board: Board, day: int) -> bool:
     """Days whose board is kept: from the oldest kept final board to the end of the forecast."""
     now_day = today()
     return entries.history_from(now_day) <= day <= now_day + max(board.spec.span, 1)
+
+
+def programmer_position(
+    *, board: Board, programmer: Programmer, day: int | None = None, scope: str = ""
+) -> int | None:
+    """The programmer's 1-based place in the listed order of a board day (which page holds
+    them), None when not on it. With shared ranks several programmers hold one rank, so the
+    place is the rank plus those listed before them inside the tie."""
+    standing = programmer_standing(board=board, programmer=programmer, day=day, scope=scope)
+    if standing.rank is None:
+        return None
+    if board.ties == Board.UNIQUE:
+        return standing.rank  # already counts those ahead inside the tie
+    key = day_key(board, standing.day)
+    return standing.rank + _ahead_in_tie(board, key, scope, programmer, standing.key)
+
+
+@dataclass(frozen=True)
+class Period:
+    """One calendar period of a week or month board."""
+
+    first_day: int
+    last_day: int
+    label: str
+
+    @property
+    def last_date(self) -> dt.date:
+        return leaderboard.day_to_date(self.last_day)
+
+
+def _period_label(board: Board, first_day: int) -> str:
+    first = leaderboard.day_to_date(first_day)
+    if board.window == leaderboard.MONTH:
+        return first.strftime("%B %Y")
+    return f"Week of {first.day} {first.strftime('%b %Y')}"
+
+
+def board_periods(*, board: Board, day: int, count: int = 6) -> list[Period]:
+    """The calendar period holding `day`, then up to `count` earlier ones whose final board is
+    still kept (the board of a past period is the board of its last day)."""
+    if board.window not in (leaderboard.WEEK, leaderboard.MONTH):
+        return []
+    window = board.spec
+    periods = []
+    while len(periods) <= count:
+        first = window.start(day)
+        periods.append(Period(first, window.end(first), _period_label(board, first)))
+        day = first - 1
+        if not day_is_browsable(board, day):
+            break
+    return periods
+
+
+@dataclass(frozen=True)
+class BoardStanding:
+    standing: Standing
+    forecast: list[tuple[dt.date, int]]
+
+
+@dataclass(frozen=True)
+class SolvedProblem:
+    slug: str
+    title: str
+    published: bool
+    solved_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class Profile:
+    programmer: Programmer
+    boards: list[BoardStanding]
+    solved: list[SolvedProblem]
+
+
+PROFILE_FORECAST_DAYS = 7
+
+
+def programmer_profile(*, programmer: Programmer) -> Profile:
+    """What the profile page shows: rank, score, total and percentile on every visible board
+    (from the one rank selector), the coming week's forecast on rolling boards, and the problems
+    solved, newest first."""
+    standings = []
+    for board in boards_visible():
+        forecast = (
+            programmer_forecast(
+                board=board,
+                programmer=programmer,
+                days=min(board.spec.span, PROFILE_FORECAST_DAYS),
+            )
+            if board.is_rolling and programmer.on_boards
+            else []
+        )
+        standing = programmer_standing(board=board, programmer=programmer)
+        standings.append(BoardStanding(standing=standing, forecast=forecast))
+    solves = programmer_solved_problems(programmer=programmer)
+    problems = Problem.objects.in_bulk([solve["problem"] for solve in solves], field_name="slug")
+    solved = []
+    for solve in solves:
+        problem = problems.get(solve["problem"])
+        solved.append(
+            SolvedProblem(
+                slug=solve["problem"],
+                title=problem.title if problem else solve["problem"],
+                published=bool(problem and problem.published),
+                solved_at=solve["solved_at"],
+            )
+        )
+    return Profile(programmer=programmer, boards=standings, solved=solved)

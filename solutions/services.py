@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -12,7 +13,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pymongo import ReplaceOne, UpdateOne
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+from activity.live import boards_touch
 
 from . import entries, leaderboard, mongo
 from .models import Board, Problem, Programmer, handle_validator
@@ -83,25 +86,27 @@ class Verdict:
     counted: bool
 
 
-def submission_create(*, programmer: Programmer, problem: Problem, answer: str) -> Verdict:
-    """Judge an answer from the form, record the attempt, and count a first right answer."""
+def submission_create(
+    *, programmer: Programmer, problem: Problem, answer: str, competitions: Iterable[str] = ()
+) -> Verdict:
+    """Judge an answer from the form, record the attempt, and count a first right answer.
+
+    `competitions`: the slugs of the competitions whose standings this attempt counts in.
+    """
     now = timezone.now()
     accepted = problem.accepts(answer)
-    submission_id = (
-        mongo.submissions()
-        .insert_one(
-            {
-                "programmer_id": programmer.pk,
-                "handle": programmer.handle,
-                "problem": problem.slug,
-                "answer": answer,
-                "verdict": "accepted" if accepted else "rejected",
-                "submitted_at": now,
-                "counted": False,
-            }
-        )
-        .inserted_id
-    )
+    submission = {
+        "programmer_id": programmer.pk,
+        "handle": programmer.handle,
+        "problem": problem.slug,
+        "answer": answer,
+        "verdict": "accepted" if accepted else "rejected",
+        "submitted_at": now,
+        "counted": False,
+    }
+    if competitions:
+        submission["competitions"] = list(competitions)
+    submission_id = mongo.submissions().insert_one(submission).inserted_id
     counted = accepted and solve_record(programmer=programmer, problem=problem, solved_at=now)
     if counted:
         mongo.submissions().update_one({"_id": submission_id}, {"$set": {"counted": True}})
@@ -146,10 +151,22 @@ def solve_record(
     return True
 
 
+def solve_report(
+    *, handle: str, problem_slug: str, solved_at: dt.datetime, points: int | None = None
+) -> bool:
+    """A judge reports an accepted solve: check its time first (so a refused one registers
+    nothing), register an unknown handle or problem, then count it once."""
+    solve_check_time(solved_at)
+    programmer = programmer_get_or_register(handle=handle)
+    problem = problem_get_or_register(slug=problem_slug)
+    return solve_record(programmer=programmer, problem=problem, solved_at=solved_at, points=points)
+
+
 def solve_apply(solve: dict, programmer: Programmer) -> None:
     """Count a logged solve on every board, then mark it applied."""
     if programmer.on_boards:
         now_day = today()
+        slugs = []
         for board in Board.objects.all():
             event = entries.SolveEvent(
                 programmer_id=programmer.pk,
@@ -160,7 +177,68 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
                 at=solve["solved_at"],
             )
             entries.entry_apply_solve(board.slug, board.spec, event, now_day)
+            slugs.append(board.slug)
+        boards_touch(slugs)  # live pages see the change on their next poll
     mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
+
+
+# --- hiding and banning ----------------------------------------------------------------------
+
+
+def programmer_set_visibility(
+    *, programmer: Programmer, hidden: bool | None = None, banned: bool | None = None
+) -> Programmer:
+    """Hide, ban or restore a programmer (None leaves a flag as it is).
+
+    Leaving the boards deletes their entries and takes them out of the rank data, so everybody
+    below closes up at once; coming back rebuilds their entries from the `solves` log. Solves keep
+    being logged meanwhile (`solve_apply` skips the boards), so nothing is lost either way.
+    """
+    was_on_boards = programmer.on_boards
+    if hidden is not None:
+        programmer.hidden = hidden
+    if banned is not None:
+        programmer.banned = banned
+    programmer.save(update_fields=["hidden", "banned"])
+    if was_on_boards and not programmer.on_boards:
+        for board in Board.objects.all():
+            _entry_remove(board, programmer)
+        # Their rows may sit in any cached top page; the next read rebuilds the dropped ones.
+        mongo.tops().delete_many({"rows.pid": programmer.pk})
+    elif programmer.on_boards and not was_on_boards:
+        solves = list(
+            mongo.solves().find({"programmer_id": programmer.pk}, {"points": 1, "solved_at": 1})
+        )
+        now_day = today()
+        for board in Board.objects.all():
+            _entry_restore(board, programmer, solves, now_day)
+    if programmer.on_boards != was_on_boards:
+        boards_touch()
+    return programmer
+
+
+def _entry_remove(board: Board, programmer: Programmer) -> None:
+    """Delete a programmer's entry on a board and move them out of every histogram it counts in."""
+    entry = mongo.entries(board.slug).find_one_and_delete(
+        {"_id": programmer.pk}, projection={"sums": 1, "groups": 1}
+    )
+    if entry is None:
+        return
+    changes = {day: (score, 0) for day, score in entry.get("sums", {}).items() if score > 0}
+    entries.histograms_move(board.slug, changes, ["", *entry.get("groups", [])])
+
+
+def _entry_restore(board: Board, programmer: Programmer, solves: list[dict], now_day: int) -> None:
+    """Put a programmer back on a board, their entry computed from their solves."""
+    _entry_remove(board, programmer)  # a stray entry would be counted twice
+    document = entry_from_solves(board, programmer, solves, now_day)
+    if document is None:
+        return
+    mongo.entries(board.slug).replace_one({"_id": programmer.pk}, document, upsert=True)
+    changes = {day: (0, score) for day, score in document["sums"].items() if score > 0}
+    entries.histograms_move(board.slug, changes, ["", *document["groups"]])
+    # Top pages are small and rebuilt on the next read: simpler than placing them in each.
+    entries.tops_forget(board.slug)
 
 
 # --- rebuilds --------------------------------------------------------------------------------
@@ -264,6 +342,7 @@ def board_rebuild(*, board: Board, dry_run: bool = False) -> RebuildReport:
             [UpdateOne({"_id": _id}, {"$set": doc}, upsert=True) for _id, doc in histograms.items()]
         )
     entries.tops_forget(board.slug)
+    boards_touch([board.slug])
     return report
 
 
@@ -284,3 +363,43 @@ def histograms_from_entries(board_slug: str, documents) -> dict[str, dict]:
         }
         for (day_key, scope), scores in counts.items()
     }
+
+
+# --- bulk loads ------------------------------------------------------------------------------
+
+DUPLICATE_KEY = 11000
+
+
+def solves_import(*, solves: Iterable[tuple[Programmer, Problem, dt.datetime]]) -> int:
+    """Log many accepted solves at once, then rebuild every board from the `solves` log.
+
+    For bulk loads such as the demo data: one rebuild is a single pass over the log, far cheaper
+    than one pipeline update per solve and board when thousands arrive together, and it leaves
+    exactly the boards the solves would have left one by one. A repeated (programmer, problem)
+    counts once. Returns how many solves were new.
+    """
+    documents = []
+    for programmer, problem, solved_at in solves:
+        solve_check_time(solved_at)
+        # Marked applied: the rebuild below counts them, so nothing may apply them again.
+        documents.append(
+            {
+                "programmer_id": programmer.pk,
+                "problem": problem.slug,
+                "points": problem.points,
+                "solved_at": solved_at,
+                "applied": True,
+            }
+        )
+    if not documents:
+        return 0
+    try:
+        inserted = len(mongo.solves().insert_many(documents, ordered=False).inserted_ids)
+    except BulkWriteError as error:
+        if any(e["code"] != DUPLICATE_KEY for e in error.details["writeErrors"]):
+            raise
+        inserted = error.details["nInserted"]
+    if inserted:
+        for board in Board.objects.all():
+            board_rebuild(board=board)
+    return inserted

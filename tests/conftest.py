@@ -28,6 +28,12 @@ def plain_http(settings):
     settings.SECURE_SSL_REDIRECT = False
 
 
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    """Hashing passwords properly is slow by design; tests make many personas."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture(scope="session")
 def embedded_server():
     server = EmbeddedServer()

@@ -166,3 +166,15 @@ def test_solves_in_the_future_or_too_late_are_refused(mongodb, boards, alice, no
     with pytest.raises(services.SolveRejected):
         solve_on(alice, many_problems(1)[0], moment)
     assert mongodb.solves.count_documents({}) == 0
+
+
+def test_a_forecast_board_read_early_still_shows_later_solves(mongodb, boards, alice, bob):
+    board = boards["last-7-days"]
+    problems = many_problems(1)
+    with time_machine.travel(at_noon(VECTOR_TODAY), tick=False):
+        solve_on(alice, problems[0], at_noon(VECTOR_TODAY) - dt.timedelta(hours=1))
+        tomorrow = selectors.board_page(board=board, day=VECTOR_TODAY + 1)
+        assert [row.handle for row in tomorrow.rows] == ["Alice"]
+        solve_on(bob, problems[0], at_noon(VECTOR_TODAY))
+    with time_machine.travel(at_noon(VECTOR_TODAY + 1), tick=False):
+        assert [row.handle for row in selectors.board_page(board=board).rows] == ["Alice", "bob"]

@@ -1,0 +1,186 @@
+"""Server-rendered SVG charts for profiles: rank over time (a line, rank 1 at the top) and the
+forecast (bars). Pure functions of their points: no I/O, no script, no external library.
+
+Each chart is one ``<svg role="img">`` with a title and a description for screen readers, axes
+with labelled ticks, and a ``<title>`` on every point or bar (the browser shows it on hover).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+WIDTH, HEIGHT = 640, 240
+LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 44
+PLOT_W, PLOT_H = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+MAX_X_LABELS = 8
+INK, MUTED, GRID, ACCENT = "currentColor", "#6b7280", "#e5e7eb", "#2563eb"
+
+
+def nice_step(span: float, count: int = 5) -> int:
+    """An integer tick step (1, 2 or 5 times a power of ten) giving about `count` ticks."""
+    raw = max(span / count, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+def ticks(low: int, high: int, count: int = 5) -> list[int]:
+    """Integer ticks from `low` to `high`, both ends included."""
+    if high <= low:
+        return [low]
+    step = nice_step(high - low, count)
+    inner = range((low // step + 1) * step, high, step)
+    values = [low, *(v for v in inner if v - low >= step / 2 and high - v >= step / 2), high]
+    return sorted(set(values))
+
+
+def _x(index: int, count: int) -> float:
+    if count <= 1:
+        return LEFT + PLOT_W / 2
+    return LEFT + PLOT_W * index / (count - 1)
+
+
+def _label_every(count: int) -> int:
+    return max(1, math.ceil(count / MAX_X_LABELS))
+
+
+def _frame(chart_id: str, title: str, description: str, body: list[str], y_label: str) -> str:
+    return "".join(
+        [
+            f'<svg class="chart" id="{escape(chart_id)}" viewBox="0 0 {WIDTH} {HEIGHT}" '
+            f'width="100%" role="img" aria-labelledby="{escape(chart_id)}-t {escape(chart_id)}-d"'
+            ' xmlns="http://www.w3.org/2000/svg" font-family="system-ui, sans-serif" '
+            'font-size="12">',
+            f'<title id="{escape(chart_id)}-t">{escape(title)}</title>',
+            f'<desc id="{escape(chart_id)}-d">{escape(description)}</desc>',
+            *body,
+            f'<text x="14" y="{TOP + PLOT_H / 2:.1f}" fill="{MUTED}" text-anchor="middle" '
+            f'transform="rotate(-90 14 {TOP + PLOT_H / 2:.1f})">{escape(y_label)}</text>',
+            f'<line x1="{LEFT}" y1="{TOP + PLOT_H}" x2="{LEFT + PLOT_W}" y2="{TOP + PLOT_H}" '
+            f'stroke="{MUTED}"/>',
+            f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + PLOT_H}" stroke="{MUTED}"/>',
+            "</svg>",
+        ]
+    )
+
+
+def _y_axis(values: list[int], to_y) -> list[str]:
+    parts = []
+    for value in values:
+        y = to_y(value)
+        parts.append(
+            f'<line x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + PLOT_W}" y2="{y:.1f}" stroke="{GRID}"/>'
+            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" fill="{INK}">{value}</text>'
+        )
+    return parts
+
+
+def _x_axis(labels: list[str], to_x) -> list[str]:
+    every = _label_every(len(labels))
+    parts = []
+    for index, label in enumerate(labels):
+        if index % every and index != len(labels) - 1:
+            continue
+        x = to_x(index)
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{TOP + PLOT_H}" x2="{x:.1f}" y2="{TOP + PLOT_H + 4}" '
+            f'stroke="{MUTED}"/><text x="{x:.1f}" y="{TOP + PLOT_H + 18}" text-anchor="middle" '
+            f'fill="{INK}">{escape(label)}</text>'
+        )
+    return parts
+
+
+def _date_label(date: dt.date) -> str:
+    return f"{date.day} {date:%b}"
+
+
+def rank_chart(points: list[tuple[dt.date, int | None]], *, chart_id: str, title: str) -> SafeString:
+    """Rank per day, rank 1 at the top; days without a rank break the line."""
+    ranks = [rank for _, rank in points if rank is not None]
+    if not ranks:
+        description = "No rank recorded on these days."
+        body = [
+            f'<text x="{LEFT + PLOT_W / 2}" y="{TOP + PLOT_H / 2}" text-anchor="middle" '
+            f'fill="{MUTED}">{description}</text>'
+        ]
+        return mark_safe(_frame(chart_id, title, description, body, "Rank"))
+    worst = max(max(ranks), 2)
+
+    def to_y(rank: float) -> float:
+        return TOP + PLOT_H * (rank - 1) / (worst - 1)
+
+    def to_x(index: int) -> float:
+        return _x(index, len(points))
+
+    body = _y_axis(ticks(1, worst), to_y)
+    body += _x_axis([_date_label(date) for date, _ in points], to_x)
+    segments, current = [], []
+    for index, (_, rank) in enumerate(points):
+        if rank is None:
+            if current:
+                segments.append(current)
+            current = []
+        else:
+            current.append(f"{to_x(index):.1f},{to_y(rank):.1f}")
+    if current:
+        segments.append(current)
+    body += [
+        f'<polyline points="{" ".join(segment)}" fill="none" stroke="{ACCENT}" '
+        'stroke-width="2"/>'
+        for segment in segments
+        if len(segment) > 1
+    ]
+    for index, (date, rank) in enumerate(points):
+        if rank is not None:
+            body.append(
+                f'<circle cx="{to_x(index):.1f}" cy="{to_y(rank):.1f}" r="3" fill="{ACCENT}">'
+                f"<title>{escape(date.isoformat())}: rank {rank}</title></circle>"
+            )
+    first = next((date, rank) for date, rank in points if rank is not None)
+    last_date, last_rank = next((d, r) for d, r in reversed(points) if r is not None)
+    description = (
+        f"Rank from {first[0].isoformat()} (#{first[1]}) to {last_date.isoformat()} "
+        f"(#{last_rank}); best #{min(ranks)}, worst #{max(ranks)}."
+    )
+    return mark_safe(_frame(chart_id, title, description, body, "Rank"))
+
+
+def forecast_chart(points: list[tuple[dt.date, int]], *, chart_id: str, title: str) -> SafeString:
+    """Score per coming day as bars, today first, each bar labelled with its score."""
+    if not points:
+        return mark_safe("")
+    top = max(max(score for _, score in points), 1)
+    slot = PLOT_W / len(points)
+    bar = max(min(slot * 0.7, 40), 2)
+
+    def to_y(score: float) -> float:
+        return TOP + PLOT_H * (1 - score / top)
+
+    def to_x(index: int) -> float:
+        return LEFT + slot * (index + 0.5)
+
+    labels = ["Today" if i == 0 else _date_label(date) for i, (date, _) in enumerate(points)]
+    body = _y_axis(ticks(0, top), to_y)
+    body += _x_axis(labels, to_x)
+    show_values = len(points) <= 16
+    for index, (date, score) in enumerate(points):
+        x, y = to_x(index), to_y(score)
+        fill = ACCENT if index == 0 else "#93c5fd"
+        body.append(
+            f'<rect x="{x - bar / 2:.1f}" y="{y:.1f}" width="{bar:.1f}" '
+            f'height="{TOP + PLOT_H - y:.1f}" fill="{fill}">'
+            f"<title>{escape(date.isoformat())}: score {score}</title></rect>"
+        )
+        if show_values:
+            body.append(
+                f'<text x="{x:.1f}" y="{y - 4:.1f}" text-anchor="middle" fill="{INK}">'
+                f"{score}</text>"
+            )
+    zero = next((date for date, score in points[1:] if score == 0), None)
+    description = f"Score today {points[0][1]}; on {points[-1][0].isoformat()} {points[-1][1]}" + (
+        f"; off the board from {zero.isoformat()}." if zero else "."
+    )
+    return mark_safe(_frame(chart_id, title, description, body, "Score"))

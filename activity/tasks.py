@@ -1,0 +1,71 @@
+"""Background work for live boards: rank history and rank-drop alerts (Celery beat runs the
+`_all` tasks, see CELERY_BEAT_SCHEDULE). Tasks are interfaces: they take ids and call a service.
+
+Each board's job is its own task, so one slow board does not hold up the others; the services
+take a per-board lock, so two runs for one board never overlap, and they are idempotent, so a
+retry (or a message delivered again after a worker died: acks are late) changes nothing twice.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+from solutions.models import Board
+
+from . import mongo, selectors, services
+
+logger = logging.getLogger(__name__)
+
+RETRY = {"autoretry_for": (Exception,), "retry_backoff": 5, "max_retries": 3}
+
+_indexes_ready = False
+
+
+def _ensure_indexes() -> None:
+    """The activity collections are written by these tasks: their indexes (TTLs that keep them
+    bounded) are created once per worker process, before the first write."""
+    global _indexes_ready
+    if not _indexes_ready:
+        mongo.ensure_indexes()
+        _indexes_ready = True
+
+
+@shared_task
+def alerts_check_all_task() -> int:
+    """Queue an alert check for every board with an enabled rule. Returns how many."""
+    board_ids = list(selectors.alert_rules_enabled().values_list("board_id", flat=True))
+    for board_id in board_ids:
+        alerts_check_task.delay(board_id)
+    return len(board_ids)
+
+
+@shared_task(**RETRY)
+def alerts_check_task(board_id: int) -> dict:
+    _ensure_indexes()
+    board = Board.objects.filter(pk=board_id).first()
+    if board is None:
+        return {}
+    report = services.alerts_check(board=board)
+    if report.skipped:
+        logger.info("Alert check for %s skipped: another run holds the lock", board.slug)
+    return vars(report)
+
+
+@shared_task
+def history_snapshot_all_task() -> int:
+    """Queue a rank-history snapshot for every board. Returns how many."""
+    board_ids = list(Board.objects.values_list("pk", flat=True))
+    for board_id in board_ids:
+        history_snapshot_task.delay(board_id)
+    return len(board_ids)
+
+
+@shared_task(**RETRY)
+def history_snapshot_task(board_id: int) -> dict:
+    _ensure_indexes()
+    board = Board.objects.filter(pk=board_id).first()
+    if board is None:
+        return {}
+    return vars(services.history_snapshot(board=board))

@@ -1,0 +1,155 @@
+"""The competition part of the JSON API: judges report every verdict, and anybody reads the
+standings they may see. Auth, errors and idempotency are the API's own (`solutions.api`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from solutions import idempotency, tokens
+from solutions import services as solution_services
+from solutions.api import (
+    SLUG_PATTERN,
+    ApiError,
+    api_view,
+    bearer_token,
+    json_body,
+    service_token_required,
+)
+from solutions.models import HANDLE_PATTERN
+
+from . import selectors, services
+
+SUBMISSION_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "programmer", "problem", "verdict", "submitted_at"],
+    "properties": {
+        "id": {"type": "string", "minLength": 1, "maxLength": 128},
+        "programmer": {"type": "string", "pattern": HANDLE_PATTERN},
+        "problem": {"type": "string", "pattern": SLUG_PATTERN},
+        "verdict": {"enum": ["accepted", "rejected"]},
+        "submitted_at": {"type": "string", "format": "date-time", "maxLength": 64},
+    },
+}
+
+
+@functools.cache
+def submission_validator() -> Draft202012Validator:
+    return Draft202012Validator(SUBMISSION_SCHEMA)
+
+
+@dataclass(frozen=True)
+class SubmissionInput:
+    id: str
+    programmer: str
+    problem: str
+    accepted: bool
+    submitted_at: dt.datetime
+    body_hash: str
+
+
+def submission_input(body: Any) -> SubmissionInput:
+    """A validated verdict report, or 400 (the same rules as a solve)."""
+    try:
+        error = best_match(submission_validator().iter_errors(body))
+    except RecursionError as recursion:
+        raise ApiError(400, "invalid_body", "The body is nested too deeply.") from recursion
+    if error is not None:
+        where = ".".join(str(part) for part in error.absolute_path) or "body"
+        raise ApiError(400, "invalid_body", f"{where}: {error.message}"[:300])
+    # `re` lets `$` match before a final newline, so match the whole value again.
+    if not re.fullmatch(HANDLE_PATTERN, body["programmer"]):
+        raise ApiError(400, "invalid_body", "programmer: not a valid handle.")
+    if not re.fullmatch(SLUG_PATTERN, body["problem"]):
+        raise ApiError(400, "invalid_body", "problem: not a valid problem slug.")
+    try:
+        submitted_at = dt.datetime.fromisoformat(body["submitted_at"])
+    except ValueError as invalid:
+        message = "submitted_at: not an ISO 8601 date and time."
+        raise ApiError(400, "invalid_body", message) from invalid
+    if submitted_at.tzinfo is None:
+        raise ApiError(400, "invalid_body", "submitted_at: give a UTC offset, e.g. +06:00 or Z.")
+    return SubmissionInput(
+        id=body["id"],
+        programmer=body["programmer"],
+        problem=body["problem"],
+        accepted=body["verdict"] == "accepted",
+        submitted_at=submitted_at,
+        body_hash=idempotency.fingerprint(body),
+    )
+
+
+@api_view("POST")
+@service_token_required
+def submissions(request: HttpRequest) -> HttpResponse:
+    """A judge reports a verdict; the same id always gets the first answer."""
+    submission = submission_input(json_body(request))
+    # Scoped apart from /solves, so one id may be used on both endpoints.
+    key = f"submissions:{request.service_token.pk}:{submission.id}"
+
+    def record() -> idempotency.Answer:
+        result = services.judge_submission_report(
+            key=key,
+            handle=submission.programmer,
+            problem_slug=submission.problem,
+            accepted=submission.accepted,
+            submitted_at=submission.submitted_at,
+        )
+        return idempotency.Answer(status=201, body={"id": submission.id, "counted": result.counted})
+
+    try:
+        answer = idempotency.request_answer(key=key, body_hash=submission.body_hash, work=record)
+    except solution_services.SolveRejected as error:
+        message = str(error).replace("solved_at", "submitted_at")
+        raise ApiError(422, "submission_rejected", message) from error
+    except idempotency.KeyReused as error:
+        raise ApiError(409, "id_reused", "This id was used before with another body.") from error
+    except idempotency.KeyInFlight as error:
+        raise ApiError(
+            409,
+            "request_in_progress",
+            "The first request with this id is still running: retry in a moment.",
+            {"Retry-After": "1"},
+        ) from error
+    response = JsonResponse(answer.body, status=answer.status)
+    if answer.replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response
+
+
+def _viewer(request: HttpRequest) -> AbstractBaseUser | AnonymousUser:
+    """Who asks: the holder of an access token when one is sent, else the session's user."""
+    token = bearer_token(request)
+    if not token:
+        return request.user
+    user = tokens.access_token_user(token=token)
+    if user is None:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "The access token is invalid or expired: get one from POST /api/v1/auth/token.",
+            {"WWW-Authenticate": 'Bearer realm="api"'},
+        )
+    return user
+
+
+@api_view("GET")
+def competition_standings(request: HttpRequest, slug: str) -> HttpResponse:
+    """The standings the caller may see: public (frozen after the freeze time), their own row
+    live, everything live for staff, and the archived final standings once it has ended."""
+    competition = selectors.competition_by_slug(slug)
+    if competition is None:
+        raise ApiError(404, "unknown_competition", f"There is no competition {slug!r}.")
+    viewer = _viewer(request)
+    services.competition_archive(competition=competition)  # lazily, on the first view after the end
+    view = selectors.competition_standings(competition=competition, user=viewer)
+    return JsonResponse(view.to_dict())

@@ -1,0 +1,287 @@
+"""Reads for competitions: the lists, who may submit, and the standings each viewer may see.
+
+Who sees what, while it runs: staff see the live standings; everybody else sees the standings as
+they were at the freeze time (live before it), and a programmer also sees their own row live.
+Once it has ended, everybody sees the archived final standings. Hidden and banned programmers are
+never listed, and the ranks of the others close up.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+from django.utils import timezone
+from pymongo import ASCENDING
+
+from solutions import mongo
+from solutions.models import Programmer
+
+from . import standings
+from .models import Competition, CompetitionProblem, Registration
+
+
+@dataclass(frozen=True)
+class Column:
+    """A problem column of the standings."""
+
+    letter: str
+    slug: str
+    title: str
+
+
+@dataclass
+class StandingsView:
+    competition: Competition
+    columns: list[Column]
+    rows: list[standings.Row]
+    frozen: bool  # other programmers' rows stop at the freeze time
+    final: bool
+    viewer_id: int | None = None
+    frozen_at: dt.datetime | None = None
+
+    @property
+    def lines(self) -> list[tuple[standings.Row, list[standings.Cell | None]]]:
+        """Each row with its cells in column order (None where nothing was tried), for tables."""
+        return [(row, [row.cells.get(column.slug) for column in self.columns]) for row in self.rows]
+
+    def to_dict(self) -> dict:
+        """The API shape."""
+        return {
+            "competition": self.competition.slug,
+            "frozen": self.frozen,
+            "final": self.final,
+            "rows": [
+                {
+                    "rank": row.rank,
+                    "handle": row.handle,
+                    "solved": row.solved,
+                    "penalty": row.penalty,
+                    "problems": {
+                        column.slug: _cell_json(cell)
+                        for column, cell in zip(self.columns, cells, strict=True)
+                    },
+                }
+                for row, cells in self.lines
+            ],
+        }
+
+
+def _cell_json(cell: standings.Cell | None) -> dict:
+    cell = cell or standings.Cell()
+    return {"attempts": cell.attempts, "solved_minute": cell.solved_minute}
+
+
+def competitions_by_status(*, now: dt.datetime | None = None) -> dict[str, list[Competition]]:
+    """Running (ending soonest first), upcoming (soonest first) and past (latest first)."""
+    now = now or timezone.now()
+    competitions = Competition.objects.all()
+    return {
+        "running": list(competitions.filter(start__lte=now, end__gt=now).order_by("end", "slug")),
+        "upcoming": list(competitions.filter(start__gt=now).order_by("start", "slug")),
+        "past": list(competitions.filter(end__lte=now).order_by("-end", "slug")),
+    }
+
+
+def competition_by_slug(slug: str) -> Competition | None:
+    return Competition.objects.filter(slug=slug).first()
+
+
+def competition_links(*, competition: Competition) -> QuerySet[CompetitionProblem]:
+    return competition.links.select_related("problem")
+
+
+def competition_is_registered(*, competition: Competition, programmer: Programmer | None) -> bool:
+    if programmer is None:
+        return False
+    return Registration.objects.filter(competition=competition, programmer=programmer).exists()
+
+
+def competition_submit_refusal(
+    *, competition: Competition, programmer: Programmer | None, now: dt.datetime
+) -> str | None:
+    """Why this programmer cannot submit to the competition now, or None when they can."""
+    if not competition.is_running(now):
+        return "Answers are taken only while the competition runs."
+    if programmer is None:
+        return "Log in as a programmer to take part."
+    if programmer.banned:
+        return "Banned programmers cannot submit."
+    if competition.registration_required and not competition_is_registered(
+        competition=competition, programmer=programmer
+    ):
+        return "Register for this competition to submit answers."
+    return None
+
+
+def viewer_programmer(user: AbstractBaseUser | AnonymousUser | None) -> Programmer | None:
+    if user is None or not user.is_authenticated:
+        return None
+    return Programmer.objects.filter(user=user).first()
+
+
+def competition_attempts(*, competition: Competition) -> list[standings.Attempt]:
+    """Every attempt recorded for the competition inside its window, in time order."""
+    cursor = (
+        mongo.submissions()
+        .find(
+            {
+                "competitions": competition.slug,
+                "submitted_at": {"$gte": competition.start, "$lt": competition.end},
+            },
+            {"programmer_id": 1, "problem": 1, "verdict": 1, "submitted_at": 1},
+        )
+        .sort([("submitted_at", ASCENDING), ("_id", ASCENDING)])
+    )
+    return [
+        standings.Attempt(
+            programmer_id=doc["programmer_id"],
+            problem=doc["problem"],
+            accepted=doc["verdict"] == "accepted",
+            at=doc["submitted_at"],
+        )
+        for doc in cursor
+    ]
+
+
+def _participants(
+    competition: Competition, attempts: list[standings.Attempt], *, visible_only: bool
+) -> dict[int, Programmer]:
+    """Everybody who attempted a problem or registered (without the hidden and banned when
+    `visible_only`)."""
+    ids = {attempt.programmer_id for attempt in attempts}
+    ids.update(competition.registrations.values_list("programmer_id", flat=True))
+    programmers = Programmer.objects.filter(pk__in=ids)
+    if visible_only:
+        programmers = programmers.filter(hidden=False, banned=False)
+    return {programmer.pk: programmer for programmer in programmers}
+
+
+def competition_live_rows(
+    *,
+    competition: Competition,
+    columns: list[Column],
+    cutoff: dt.datetime | None = None,
+    own_id: int | None = None,
+    visible_only: bool = True,
+) -> list[standings.Row]:
+    """The standings from the recorded attempts: only those before `cutoff` (when given), except
+    for the programmer `own_id`, whose attempts all count."""
+    attempts = competition_attempts(competition=competition)
+    programmers = _participants(competition, attempts, visible_only=visible_only)
+    if cutoff is not None:
+        attempts = [a for a in attempts if a.at < cutoff or a.programmer_id == own_id]
+    return standings.standings(
+        attempts,
+        start=competition.start,
+        problems=[column.slug for column in columns],
+        handles={pid: programmer.handle for pid, programmer in programmers.items()},
+    )
+
+
+def competition_columns(*, competition: Competition) -> list[Column]:
+    return [
+        Column(letter=link.letter, slug=link.problem.slug, title=link.problem.title)
+        for link in competition_links(competition=competition)
+    ]
+
+
+def competition_final_snapshot(*, competition: Competition) -> dict:
+    """What the archive keeps: the problem columns and everybody's row as they are now.
+
+    Hidden and banned programmers are kept too (flagged), so hiding or restoring somebody later
+    still shows the right final standings; ranks are stored as shown at the end.
+    """
+    columns = competition_columns(competition=competition)
+    slugs = [column.slug for column in columns]
+    rows = competition_live_rows(competition=competition, columns=columns, visible_only=False)
+    off_ids = _off_boards([row.programmer_id for row in rows])
+    visible = standings.rank_rows([r for r in rows if r.programmer_id not in off_ids], slugs)
+    hidden = [r for r in rows if r.programmer_id in off_ids]
+    return {
+        "columns": [
+            {"letter": column.letter, "slug": column.slug, "title": column.title}
+            for column in columns
+        ],
+        "rows": [row.to_dict() for row in visible]
+        + [{**row.to_dict(), "rank": None, "hidden": True} for row in hidden],
+    }
+
+
+def _off_boards(ids: list[int]) -> set[int]:
+    """Which of these programmers are hidden or banned now."""
+    return set(
+        Programmer.objects.filter(pk__in=ids)
+        .exclude(hidden=False, banned=False)
+        .values_list("pk", flat=True)
+    )
+
+
+def _final_rows(competition: Competition, columns: list[Column]) -> list[standings.Row]:
+    """The archived rows without whoever is hidden or banned now, ranks closed up."""
+    archived = competition.final_standings["rows"]
+    off_boards = _off_boards([row["programmer_id"] for row in archived])
+    rows = [
+        standings.Row.from_dict({**row, "rank": row["rank"] or 0})
+        for row in archived
+        if row["programmer_id"] not in off_boards
+    ]
+    return standings.rank_rows(rows, [column.slug for column in columns])
+
+
+def competition_standings(
+    *,
+    competition: Competition,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    now: dt.datetime | None = None,
+) -> StandingsView:
+    """The standings `user` may see now (see the module docstring)."""
+    now = now or timezone.now()
+    programmer = viewer_programmer(user)
+    viewer_id = programmer.pk if programmer else None
+    if competition.is_archived:
+        columns = [Column(**column) for column in competition.final_standings["columns"]]
+        return StandingsView(
+            competition=competition,
+            columns=columns,
+            rows=_final_rows(competition, columns),
+            frozen=False,
+            final=True,
+            viewer_id=viewer_id,
+        )
+    columns = competition_columns(competition=competition)
+    is_staff = bool(user is not None and user.is_authenticated and user.is_staff)
+    frozen = competition.is_frozen(now) and not is_staff
+    rows = competition_live_rows(
+        competition=competition,
+        columns=columns,
+        cutoff=competition.freeze_at if frozen else None,
+        own_id=viewer_id,
+    )
+    return StandingsView(
+        competition=competition,
+        columns=columns,
+        rows=rows,
+        frozen=frozen,
+        final=False,
+        viewer_id=viewer_id,
+        frozen_at=competition.freeze_at if frozen else None,
+    )
+
+
+def competition_own_attempts(
+    *, competition: Competition, programmer: Programmer | None
+) -> list[dict]:
+    """A programmer's own attempts in the competition, newest first (they always see these)."""
+    if programmer is None:
+        return []
+    return list(
+        mongo.submissions()
+        .find(
+            {"competitions": competition.slug, "programmer_id": programmer.pk},
+            {"problem": 1, "verdict": 1, "submitted_at": 1},
+        )
+        .sort("submitted_at", -1)
+    )

@@ -1,0 +1,12 @@
+"""Background work for competitions (Celery tasks are interfaces: they call a service)."""
+
+from celery import shared_task
+
+from . import services
+
+
+@shared_task
+def archive_finished_competitions_task() -> int:
+    """Archive the final standings of every competition that has ended (also done lazily, on the
+    first view after the end)."""
+    return services.competitions_archive_finished()

@@ -1,0 +1,143 @@
+"""The competition pages: the list, one competition with its problems and standings, the
+register and answer forms, and the standings fragment that live pages poll."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_cookie
+
+from solutions.forms import AnswerForm
+from solutions.views import programmer_of
+
+from . import selectors, services
+from .models import Competition
+
+
+@require_GET
+def competition_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "competitions/list.html", {"groups": selectors.competitions_by_status()})
+
+
+@require_GET
+def competition_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    competition = get_object_or_404(Competition, slug=slug)
+    return render(request, "competitions/detail.html", _detail_context(request, competition))
+
+
+@login_required
+@require_POST
+def competition_register(request: HttpRequest, slug: str) -> HttpResponse:
+    competition = get_object_or_404(Competition, slug=slug)
+    programmer = programmer_of(request)
+    if programmer is None:
+        messages.error(request, "Your account has no programmer handle, so it cannot register.")
+        return redirect("competition", slug=slug)
+    try:
+        services.competition_register(competition=competition, programmer=programmer)
+    except services.SubmissionRefused as refusal:
+        messages.error(request, str(refusal))
+    else:
+        messages.success(request, f"You are registered for {competition.title}.")
+    return redirect("competition", slug=slug)
+
+
+@login_required
+@require_POST
+def competition_submit(request: HttpRequest, slug: str, letter: str) -> HttpResponse:
+    competition = get_object_or_404(Competition, slug=slug)
+    link = get_object_or_404(competition.links.select_related("problem"), letter=letter)
+    form = AnswerForm(request.POST, programmer=programmer_of(request), prefix=link.letter)
+    if form.is_valid():
+        try:
+            verdict = services.competition_submit(
+                competition=competition,
+                programmer=form.programmer,
+                problem=link.problem,
+                answer=form.cleaned_data["answer"],
+            )
+        except services.SubmissionRefused as refusal:
+            messages.error(request, str(refusal))
+        else:
+            _say_verdict(request, link.letter, verdict)
+        return redirect(f"{competition.get_absolute_url()}#problem-{link.letter}")
+    context = _detail_context(request, competition, bound={link.letter: form})
+    return render(request, "competitions/detail.html", context, status=400)
+
+
+@require_GET
+@vary_on_cookie
+def competition_standings(request: HttpRequest, slug: str) -> HttpResponse:
+    """The standings table alone, for polling: 304 while it has not changed (ETag)."""
+    competition = get_object_or_404(Competition, slug=slug)
+    services.competition_archive(competition=competition)  # lazily, on the first view after the end
+    view = selectors.competition_standings(competition=competition, user=request.user)
+    html = render_to_string("competitions/_standings.html", {"view": view}, request=request)
+    etag = f'"{hashlib.sha256(html.encode()).hexdigest()[:32]}"'
+    if etag in request.headers.get("If-None-Match", ""):
+        response = HttpResponseNotModified()
+    else:
+        response = HttpResponse(html)
+    response["ETag"] = etag
+    response["Cache-Control"] = "private, no-cache"
+    return response
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _detail_context(
+    request: HttpRequest, competition: Competition, bound: dict[str, AnswerForm] | None = None
+) -> dict:
+    now = timezone.now()
+    services.competition_archive(competition=competition)  # lazily, on the first view after the end
+    programmer = programmer_of(request)
+    refusal = selectors.competition_submit_refusal(
+        competition=competition, programmer=programmer, now=now
+    )
+    attempts = selectors.competition_own_attempts(competition=competition, programmer=programmer)
+    solved = {attempt["problem"] for attempt in attempts if attempt["verdict"] == "accepted"}
+    # Problems stay secret until the start (staff see them to check the set).
+    show_problems = now >= competition.start or request.user.is_staff
+    links = list(selectors.competition_links(competition=competition)) if show_problems else []
+    letters = {link.problem.slug: link.letter for link in links}
+    bound = bound or {}
+    problems = [
+        {
+            "link": link,
+            "solved": link.problem.slug in solved,
+            "form": bound.get(link.letter) or AnswerForm(prefix=link.letter),
+        }
+        for link in links
+    ]
+    return {
+        "competition": competition,
+        "status": competition.status(now),
+        "problems": problems,
+        "can_submit": refusal is None,
+        "refusal": refusal,
+        "registered": selectors.competition_is_registered(
+            competition=competition, programmer=programmer
+        ),
+        "attempts": [
+            {**attempt, "letter": letters.get(attempt["problem"], attempt["problem"])}
+            for attempt in attempts
+        ],
+        "view": selectors.competition_standings(competition=competition, user=request.user),
+    }
+
+
+def _say_verdict(request: HttpRequest, letter: str, verdict) -> None:
+    if not verdict.accepted:
+        messages.error(request, f"Problem {letter}: wrong answer. Each one costs 20 minutes.")
+    elif verdict.counted:
+        messages.success(request, f"Problem {letter}: accepted, and counted on every board.")
+    else:
+        messages.success(request, f"Problem {letter}: accepted (already solved on the boards).")

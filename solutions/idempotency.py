@@ -1,0 +1,96 @@
+"""Idempotency keys for API writes: the same request id always gets the first answer.
+
+A judge retries when it does not hear back, so every write carries an id. The key is claimed
+*before* the work by inserting it with a unique ``_id`` into ``requests``: of two racing requests
+with one id exactly one wins the insert and does the work; the other finds the key and either
+replays the stored answer, or (while the first is still running) is told to retry. A body that
+differs from the first one under the same id is a client bug, answered 409.
+
+If the work fails the claim is released, so nothing of a refused request stays behind and a
+retry starts afresh.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.utils import timezone
+from pymongo.errors import DuplicateKeyError
+
+from . import mongo
+
+# A claim older than this whose answer never came belongs to a request that died midway (the
+# process was killed): a retry may take it over. Much longer than any solve takes.
+STALE_CLAIM = dt.timedelta(minutes=2)
+PENDING = "pending"
+DONE = "done"
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: dict
+    replayed: bool = False
+
+
+class KeyReused(Exception):
+    """The id was used before with a different body."""
+
+
+class KeyInFlight(Exception):
+    """The first request with this id is still being answered."""
+
+
+def fingerprint(body: dict) -> str:
+    """A hash of a JSON body that ignores key order and spacing."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def request_answer(*, key: str, body_hash: str, work: Callable[[], Answer]) -> Answer:
+    """The answer to the request `key`: the stored first one, or `work()` run exactly once."""
+    requests = mongo.requests()
+    while True:
+        now = timezone.now()
+        try:
+            requests.insert_one(
+                {"_id": key, "body_hash": body_hash, "state": PENDING, "claimed_at": now}
+            )
+            break
+        except DuplicateKeyError:
+            first = requests.find_one({"_id": key})
+        if first is None:  # released between our insert and our read: try again
+            continue
+        if first["body_hash"] != body_hash:
+            raise KeyReused(key)
+        if first["state"] == DONE:
+            return Answer(status=first["status"], body=first["answer"], replayed=True)
+        if now - first["claimed_at"] < STALE_CLAIM:
+            raise KeyInFlight(key)
+        taken = requests.update_one(
+            {"_id": key, "state": PENDING, "claimed_at": first["claimed_at"]},
+            {"$set": {"claimed_at": now}},
+        )
+        if taken.modified_count == 1:
+            break
+    try:
+        answer = work()
+    except BaseException:
+        requests.delete_one({"_id": key, "state": PENDING})
+        raise
+    requests.update_one(
+        {"_id": key},
+        {
+            "$set": {
+                "state": DONE,
+                "status": answer.status,
+                "answer": answer.body,
+                "answered_at": timezone.now(),
+            }
+        },
+    )
+    return answer

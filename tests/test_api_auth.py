@@ -1,0 +1,202 @@
+"""Tokens: programmers trade a password for a one-hour access token to read their own standing;
+staff make service tokens for judges, shown once and stored hashed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+
+import pytest
+from django.core import signing
+from django.core.cache import cache
+from django.core.management import call_command
+
+from solutions import api, services, tokens
+from solutions.models import ServiceToken
+from tests.conftest import NOW
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(autouse=True)
+def no_login_failures_yet():
+    """The failed-login counters live in the cache, which outlives a test."""
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def solved(mongodb, now, problems, alice, bob):
+    services.solve_record(programmer=bob, problem=problems[0], solved_at=NOW - dt.timedelta(hours=2))
+    services.solve_record(programmer=bob, problem=problems[1], solved_at=NOW - dt.timedelta(hours=2))
+    services.solve_record(programmer=alice, problem=problems[0], solved_at=NOW)
+
+
+def login(client, username: str = "alice", password: str = PASSWORD, form: bool = False):
+    if form:
+        return client.post("/api/v1/auth/token", {"username": username, "password": password})
+    return client.post(
+        "/api/v1/auth/token",
+        {"username": username, "password": password},
+        content_type="application/json",
+    )
+
+
+def me(client, token: str, query: str = ""):
+    return client.get(f"/api/v1/me{query}", headers={"Authorization": f"Bearer {token}"})
+
+
+def error_of(response) -> tuple[int, str]:
+    return response.status_code, response.json()["error"]["code"]
+
+
+@pytest.mark.parametrize("form", [False, True], ids=["JSON", "form"])
+def test_a_programmer_trades_a_password_for_a_one_hour_token(client, solved, form):
+    response = login(client, form=form)
+    assert response.status_code == 200
+    body = response.json()
+    assert dt.datetime.fromisoformat(body["expires_at"]) == NOW + dt.timedelta(hours=1)
+    standing = me(client, body["token"]).json()
+    assert (standing["handle"], standing["rank"], standing["score"]) == ("Alice", 2, 1)
+    assert standing["above"] == [{"rank": 1, "handle": "bob", "score": 2}]
+
+
+def test_me_answers_for_another_board_when_asked(client, solved):
+    token = login(client).json()["token"]
+    assert me(client, token, "?board=all-time").json()["board"] == "all-time"
+    assert error_of(me(client, token, "?board=nope")) == (404, "unknown_board")
+    assert error_of(me(client, token, "?date=someday")) == (400, "bad_date")
+
+
+def test_an_account_without_a_programmer_profile_gets_a_404(client, solved, staff):
+    token = login(client, "staff").json()["token"]
+    assert error_of(me(client, token)) == (404, "no_programmer")
+
+
+@pytest.mark.parametrize(
+    ("username", "password"), [("alice", "wrong"), ("nobody", PASSWORD), ("ALICE", "x")]
+)
+def test_wrong_credentials_are_401(client, solved, username, password):
+    assert error_of(login(client, username, password)) == (401, "invalid_credentials")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"username": "alice"},
+        {"username": ["alice"], "password": PASSWORD},
+        {"username": "alice", "password": {"$ne": ""}},
+        {"username": "", "password": PASSWORD},
+    ],
+)
+def test_missing_or_mistyped_credentials_are_400(client, solved, body):
+    response = client.post("/api/v1/auth/token", body, content_type="application/json")
+    assert error_of(response) == (400, "invalid_body")
+
+
+def test_malformed_json_credentials_are_400(client, db):
+    response = client.post("/api/v1/auth/token", "{", content_type="application/json")
+    assert error_of(response) == (400, "malformed_json")
+
+
+def test_the_token_expires_after_an_hour(client, solved, now):
+    token = login(client).json()["token"]
+    now.shift(dt.timedelta(minutes=59))
+    assert me(client, token).status_code == 200
+    now.shift(dt.timedelta(minutes=2))
+    assert error_of(me(client, token)) == (401, "unauthorized")
+
+
+def test_tokens_without_an_expiry_or_tampered_with_are_refused(client, solved, alice):
+    no_expiry = signing.dumps({"uid": alice.user.pk}, salt=tokens.ACCESS_TOKEN_SALT)
+    unsigned_time = signing.Signer(salt=tokens.ACCESS_TOKEN_SALT).sign_object(
+        {"uid": alice.user.pk, "exp": 2**40}
+    )
+    other_purpose = signing.dumps(
+        {"uid": alice.user.pk, "exp": int(NOW.timestamp()) + 60}, salt="another.salt"
+    )
+    good = login(client).json()["token"]
+    tampered = good[:-2] + ("AA" if not good.endswith("AA") else "BB")
+    for token in [no_expiry, unsigned_time, other_purpose, tampered, "", "x" * 5000]:
+        assert error_of(me(client, token)) == (401, "unauthorized")
+
+
+def test_a_deactivated_account_loses_its_token(client, solved, alice):
+    token = login(client).json()["token"]
+    alice.user.is_active = False
+    alice.user.save()
+    assert error_of(me(client, token)) == (401, "unauthorized")
+
+
+def test_a_session_or_a_service_token_is_not_an_access_token(client, solved, alice):
+    client.force_login(alice.user)
+    assert error_of(client.get("/api/v1/me")) == (401, "unauthorized")
+    service = tokens.service_token_create(name="judge")[1]
+    assert error_of(me(client, service)) == (401, "unauthorized")
+
+
+def test_an_access_token_cannot_post_solves(client, solved):
+    token = login(client).json()["token"]
+    response = client.post(
+        "/api/v1/solves",
+        {"id": "1", "programmer": "Alice", "problem": "p2", "solved_at": "2020-01-19T11:00Z"},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert error_of(response) == (401, "unauthorized")
+
+
+def test_repeated_failed_logins_are_slowed_down(client, solved):
+    for _ in range(api.LOGIN_FAILURES_ALLOWED):
+        assert login(client, password="guess").status_code == 401
+    locked = login(client)  # even the right password, for a while
+    assert error_of(locked) == (429, "too_many_attempts")
+    assert int(locked["Retry-After"]) > 0
+    assert login(client, "bob").status_code == 200  # somebody else is not locked out
+
+
+def test_a_successful_login_clears_the_failures(client, solved):
+    for _ in range(api.LOGIN_FAILURES_ALLOWED - 1):
+        login(client, password="guess")
+    assert login(client).status_code == 200
+    assert login(client, password="guess").status_code == 401
+    assert login(client).status_code == 200
+
+
+# --- service tokens ------------------------------------------------------------------------
+
+
+def test_create_service_token_prints_the_token_last_and_stores_only_its_hash(
+    client, solved, capsys
+):
+    call_command("create_service_token", "judge.example.org")
+    token = capsys.readouterr().out.strip().splitlines()[-1]
+    stored = ServiceToken.objects.get(name="judge.example.org")
+    assert stored.token_hash == hashlib.sha256(token.encode()).hexdigest()
+    assert not ServiceToken.objects.filter(token_hash__contains=token).exists()
+    response = client.post(
+        "/api/v1/solves",
+        {"id": "1", "programmer": "Alice", "problem": "p2", "solved_at": "2020-01-19T11:00Z"},
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status_code == 201
+
+
+def test_staff_make_a_service_token_in_the_admin_and_see_it_once(client, solved, staff):
+    client.force_login(staff)
+    response = client.post(
+        "/admin/solutions/servicetoken/add/", {"name": "games server", "active": "on"}, follow=True
+    )
+    shown = " ".join(str(message) for message in response.context["messages"])
+    token = next(word for word in shown.split() if word.startswith(tokens.SERVICE_TOKEN_PREFIX))
+    assert token in response.content.decode()
+    stored = ServiceToken.objects.get(name="games server")
+    assert stored.created_by == staff
+    assert tokens.service_token_authenticate(token=token) == stored
+    # Only once: neither the token nor its hash appears anywhere later.
+    page = client.get(f"/admin/solutions/servicetoken/{stored.pk}/change/").content.decode()
+    assert token not in page
+    assert stored.token_hash not in page

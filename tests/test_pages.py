@@ -1,0 +1,377 @@
+"""The site through its real pages: sign up, answer problems, and watch the boards, as a
+programmer would. Alice (BD, BUET) and Bob (IN) solve problems; Charlie has solved nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+from html.parser import HTMLParser
+
+import pytest
+from django.test import Client
+
+from solutions import leaderboard, mongo, services
+from solutions.models import Board, Problem, Programmer
+from tests.conftest import NOW
+
+TODAY = leaderboard.date_to_day(NOW.date())
+
+
+@pytest.fixture(autouse=True)
+def plain_and_quick(settings):
+    # Production settings redirect to HTTPS; the test client speaks plain HTTP.
+    settings.SECURE_SSL_REDIRECT = False
+    # The personas' passwords hash in microseconds instead of a quarter of a second each.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+class BoardRows(HTMLParser):
+    """The rows of the board table as a reader sees them: rank, handle, score, highlighted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[int, str, int, bool]] = []
+        self._in_board = False
+        self._cells: list[str] | None = None
+        self._highlighted = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        attrs = dict(attrs)
+        if tag == "table" and "board" in (attrs.get("class") or ""):
+            self._in_board = True
+        elif self._in_board and tag == "tr":
+            self._cells, self._highlighted = [], attrs.get("class") == "me"
+        elif self._cells is not None and tag == "td":
+            self._cells.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self._in_board = False
+        elif tag == "tr" and self._cells:
+            rank, handle, score = (cell.split()[0] for cell in self._cells)
+            self.rows.append((int(rank), handle, int(score), self._highlighted))
+        if tag == "tr":
+            self._cells = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cells:
+            self._cells[-1] += data
+
+
+def rows(response) -> list[tuple[int, str, int, bool]]:
+    assert response.status_code == 200, response.content[:500]
+    parser = BoardRows()
+    parser.feed(response.content.decode())
+    return parser.rows
+
+
+def ranks(response) -> list[tuple[int, str, int]]:
+    return [(rank, handle, score) for rank, handle, score, _ in rows(response)]
+
+
+def signed_in(programmer: Programmer) -> Client:
+    client = Client()
+    client.force_login(programmer.user)
+    return client
+
+
+def crowd(
+    scores: list[int], *, prefix: str = "p", start: dt.datetime | None = None, **profile
+) -> list[Programmer]:
+    """Programmers `<prefix>00`, `<prefix>01`, ... with these scores today, the first reaching
+    their score earliest. Logged in one batch, as the demo data is."""
+    programmers = Programmer.objects.bulk_create(
+        Programmer(handle=f"{prefix}{i:02}", **profile) for i in range(len(scores))
+    )
+    problems = many_problems(max(scores, default=0))
+    start = start or NOW - dt.timedelta(hours=6)
+    services.solves_import(
+        solves=[
+            (programmer, problems[k], start + dt.timedelta(minutes=i))
+            for i, (programmer, score) in enumerate(zip(programmers, scores, strict=True))
+            for k in range(score)
+        ]
+    )
+    return programmers
+
+
+def many_problems(count: int) -> list[Problem]:
+    existing = list(Problem.objects.filter(slug__startswith="extra-").order_by("pk"))
+    for i in range(len(existing), count):
+        existing.append(Problem.objects.create(slug=f"extra-{i}", title=f"Extra {i}", answer="1"))
+    return existing[:count]
+
+
+def solve(programmer: Programmer, problem: Problem, at: dt.datetime = NOW) -> None:
+    services.solve_record(programmer=programmer, problem=problem, solved_at=at)
+
+
+def answer(client: Client, problem: Problem, text: str):
+    return client.post(f"/problems/{problem.slug}/", {"answer": text}, follow=True)
+
+
+# --- the whole flow ----------------------------------------------------------------------------
+
+
+def test_a_newcomer_signs_up_answers_and_sees_their_rank(mongodb, now, boards, problems):
+    client = Client()
+    response = client.post(
+        "/accounts/signup/",
+        {
+            "username": "dana",
+            "password1": "a long and unusual passphrase",
+            "password2": "a long and unusual passphrase",
+            "handle": "Dana_42",
+            "country": "np",
+            "organization": "Tribhuvan",
+        },
+        follow=True,
+    )
+    assert response.redirect_chain == [("/problems/", 302)]
+    assert "Welcome, Dana_42!" in response.text
+    dana = Programmer.objects.get(handle="Dana_42")
+    assert (dana.user.username, dana.country, dana.organization) == ("dana", "NP", "Tribhuvan")
+
+    response = answer(client, problems[0], "wrong")
+    assert "Wrong answer" in response.text
+    assert rows(client.get("/leaderboard/")) == []
+
+    response = answer(client, problems[0], "7")
+    assert "Accepted — counted on every board" in response.text
+    assert rows(client.get("/leaderboard/")) == [(1, "Dana_42", 1, True)]
+
+    profile = client.get("/u/dana_42/")
+    assert "Dana_42" in profile.text
+    assert [row[:3] for row in rows(client.get("/leaderboard/all-time/"))] == [(1, "Dana_42", 1)]
+    assert "Problem 1" in profile.text
+
+
+def test_a_wrong_answer_says_so_and_is_recorded(mongodb, now, boards, problems, alice):
+    client = signed_in(alice)
+    response = answer(client, problems[0], " 8 ")
+    assert "Wrong answer" in response.text
+    assert mongo.submissions().count_documents({"programmer_id": alice.pk}) == 1
+    assert "Wrong answer" in client.get("/submissions/").text
+    assert mongo.solves().count_documents({}) == 0
+
+
+def test_a_right_answer_puts_you_on_every_board_with_your_row_highlighted(
+    mongodb, now, boards, problems, alice, bob
+):
+    solve(bob, problems[0], NOW - dt.timedelta(hours=1))
+    client = signed_in(alice)
+    response = answer(client, problems[1], " 14 ")  # trimmed, case-insensitive by default
+    assert "Accepted — counted on every board" in response.text
+    for url in ["/leaderboard/", "/leaderboard/last-30-days/", "/leaderboard/all-time/"]:
+        assert rows(client.get(url)) == [(1, "bob", 1, False), (1, "Alice", 1, True)]
+
+
+def test_a_second_right_answer_is_accepted_but_counts_once(mongodb, now, boards, problems, alice):
+    client = signed_in(alice)
+    answer(client, problems[0], "7")
+    response = answer(client, problems[0], "7")
+    assert "Accepted — you had already solved this; it counts once" in response.text
+    assert rows(client.get("/leaderboard/")) == [(1, "Alice", 1, True)]
+    assert mongo.submissions().count_documents({"programmer_id": alice.pk}) == 2
+
+
+def test_the_answer_form_redirects_after_posting(mongodb, now, problems, alice):
+    response = signed_in(alice).post(f"/problems/{problems[0].slug}/", {"answer": "7"})
+    assert response.status_code == 302
+    assert response["Location"] == f"/problems/{problems[0].slug}/"
+
+
+def test_problems_show_which_ones_you_solved(mongodb, now, boards, problems, alice):
+    solve(alice, problems[2])
+    page = signed_in(alice).get("/problems/").text
+    assert page.count("Solved") == 1
+    assert page.count("Not solved") == len(problems) - 1
+
+
+def test_a_visitor_can_read_a_problem_and_is_asked_to_log_in_to_answer(mongodb, problems):
+    page = Client().get(f"/problems/{problems[0].slug}/")
+    assert page.status_code == 200
+    assert "Problem 1" in page.text
+    assert "Log in to answer" in page.text
+    assert 'name="answer"' not in page.text
+
+
+def test_submissions_need_a_login(mongodb):
+    response = Client().get("/submissions/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_the_login_page_logs_you_in(mongodb, alice):
+    client = Client()
+    assert client.get("/accounts/login/").status_code == 200
+    response = client.post(
+        "/accounts/login/",
+        {"username": "alice", "password": "correct horse battery"},
+        follow=True,
+    )
+    assert "Log out" in response.text
+    assert 'href="/u/Alice/"' in response.text
+
+
+# --- the profile -------------------------------------------------------------------------------
+
+
+def test_the_profile_shows_rank_total_percentile_forecast_and_solved_problems(
+    mongodb, now, boards, problems, alice, bob
+):
+    solve(bob, problems[0], NOW - dt.timedelta(days=2))
+    solve(bob, problems[1], NOW - dt.timedelta(days=2))
+    solve(alice, problems[2], NOW - dt.timedelta(days=5))
+    page = Client().get("/u/ALICE/")  # any case finds her
+    assert page.status_code == 200
+    standings = page.context["profile"].boards
+    last_7 = next(item for item in standings if item.standing.board.slug == "last-7-days")
+    assert (last_7.standing.rank, last_7.standing.score, last_7.standing.total) == (2, 1, 2)
+    assert last_7.standing.percentile == 50.0
+    # Solved five days ago: still counted for one more day of a 7-day window, then gone.
+    assert [score for _, score in last_7.forecast] == [1, 0, 0, 0, 0, 0, 0]
+    assert "Forecast on Last 7 days" in page.text
+    assert "Forecast on All time" not in page.text
+    assert "Problem 3" in page.text
+
+
+def test_an_unknown_profile_is_not_found(mongodb):
+    assert Client().get("/u/nobody/").status_code == 404
+
+
+# --- the board ---------------------------------------------------------------------------------
+
+
+def test_ties_share_a_rank_and_the_earlier_one_is_listed_first(mongodb, now, boards):
+    crowd([3, 2, 2, 1])
+    page = Client().get("/leaderboard/")
+    assert ranks(page) == [(1, "p00", 3), (2, "p01", 2), (2, "p02", 2), (4, "p03", 1)]
+    assert "Equal scores share a rank (1, 2, 2, 4)" in page.text
+    assert "4 programmers on this board" in page.text
+
+
+def test_a_unique_ranks_board_says_so_and_ranks_everyone_apart(mongodb, now, boards):
+    Board.objects.filter(slug="last-7-days").update(ties=Board.UNIQUE)
+    crowd([3, 2, 2, 1])
+    page = Client().get("/leaderboard/")
+    assert [rank for rank, _, _ in ranks(page)] == [1, 2, 3, 4]
+    assert "Every programmer has a rank of their own" in page.text
+
+
+def test_thirty_programmers_fill_two_pages_of_twenty_five(mongodb, now, boards):
+    crowd(list(range(30, 0, -1)))
+    first, second = Client().get("/leaderboard/"), Client().get("/leaderboard/?page=2")
+    assert [rank for rank, _, _ in ranks(first)] == list(range(1, 26))
+    assert ranks(second) == [(26 + i, f"p{25 + i:02}", 5 - i) for i in range(5)]
+    assert 'href="?page=2"' in first.text
+    assert "30 programmers on this board" in second.text
+
+
+def test_a_past_date_shows_that_days_final_board(mongodb, now, boards, problems, alice, bob):
+    solve(bob, problems[0], NOW - dt.timedelta(days=3))
+    solve(alice, problems[0], NOW)
+    solve(alice, problems[1], NOW)
+    three_days_ago = (NOW - dt.timedelta(days=3)).date().isoformat()
+    past = Client().get(f"/leaderboard/?date={three_days_ago}")
+    assert ranks(past) == [(1, "bob", 1)]
+    assert "Final board of Thursday 16 January 2020" in past.text
+    assert ranks(Client().get("/leaderboard/")) == [(1, "Alice", 2), (2, "bob", 1)]
+    assert (
+        "Nobody is on this board on that day" in Client().get("/leaderboard/?date=2020-01-15").text
+    )
+
+
+def test_day_links_step_to_the_previous_day_and_back(mongodb, now, boards):
+    today = Client().get("/leaderboard/").text
+    assert 'href="?date=2020-01-18"' in today
+    assert "Next day" not in today
+    yesterday = Client().get("/leaderboard/?date=2020-01-18").text
+    assert 'href="?date=2020-01-17"' in yesterday
+    assert 'href="?date=2020-01-19"' in yesterday
+
+
+def test_searching_a_handle_shows_their_rank_with_four_above_and_four_below(mongodb, now, boards):
+    crowd(list(range(12, 0, -1)))
+    page = Client().get("/leaderboard/?q=P06")  # any case
+    assert ranks(page) == [(rank, f"p{rank - 1:02}", 13 - rank) for rank in range(3, 12)]
+    assert "Around p06" in page.text
+
+
+def test_searching_says_when_a_programmer_is_absent_or_unknown(mongodb, now, boards, charlie):
+    assert "charlie</a> is not on this board" in Client().get("/leaderboard/?q=charlie").text
+    assert "There is no such programmer" in Client().get("/leaderboard/?q=zed").text
+
+
+def test_find_me_jumps_to_the_page_holding_you_even_inside_a_big_tie(
+    mongodb, now, boards, problems, alice
+):
+    crowd([1] * 30)  # thirty programmers share rank 1, all listed before Alice
+    solve(alice, problems[0], NOW)
+    client = signed_in(alice)
+    board = client.get("/leaderboard/")
+    assert "You are ranked <strong>1</strong> of 31" in board.text
+    assert "Find me" in board.text
+    response = client.get("/leaderboard/?find=me")
+    assert response.status_code == 302
+    assert response["Location"] == "/leaderboard/?page=2#me"
+    assert rows(client.get("/leaderboard/?page=2"))[-1] == (1, "Alice", 1, True)
+
+
+def test_find_me_is_offered_only_to_programmers_on_the_board(mongodb, now, boards, charlie):
+    page = signed_in(charlie).get("/leaderboard/").text
+    assert "Find me" not in page
+    assert "You are not on this board" in page
+    assert "Find me" not in Client().get("/leaderboard/").text
+
+
+def test_a_country_or_organization_filter_ranks_within_the_group(
+    mongodb, now, boards, problems, alice, bob
+):
+    for problem in problems[:3]:
+        solve(bob, problem, NOW - dt.timedelta(hours=1))
+    solve(alice, problems[0], NOW)
+    assert ranks(Client().get("/leaderboard/")) == [(1, "bob", 3), (2, "Alice", 1)]
+    in_bangladesh = Client().get("/leaderboard/?country=bd")
+    assert ranks(in_bangladesh) == [(1, "Alice", 1)]
+    assert "programmers from <strong>country BD</strong>" in in_bangladesh.text
+    assert ranks(Client().get("/leaderboard/?org=BUET")) == [(1, "Alice", 1)]
+    assert ranks(Client().get("/leaderboard/?country=IN")) == [(1, "bob", 3)]
+    assert ranks(Client().get("/leaderboard/?org=Nowhere")) == []
+
+
+def test_the_boards_link_to_each_other(mongodb, boards):
+    page = Client().get("/leaderboard/last-30-days/").text
+    for board in boards.values():
+        assert f'href="/leaderboard/{board.slug}/"' in page
+    assert 'aria-current="page">Last 30 days' in page
+
+
+def test_the_all_time_board_has_no_date_picker(mongodb, now, boards):
+    page = Client().get("/leaderboard/all-time/").text
+    assert 'type="date"' not in page
+    assert "Current totals" in page
+    assert 'type="date"' in Client().get("/leaderboard/").text
+
+
+@pytest.fixture
+def calendar_boards(db, mongodb):
+    week = Board.objects.create(slug="this-week", title="This week", window="week", position=5)
+    month = Board.objects.create(slug="this-month", title="This month", window="month", position=6)
+    mongo.ensure_indexes([week.slug, month.slug])
+    return week, month
+
+
+def test_calendar_boards_show_the_period_and_link_to_earlier_ones(
+    mongodb, now, calendar_boards, problems, bob
+):
+    solve(bob, problems[0], dt.datetime(2020, 1, 10, 9, tzinfo=dt.UTC))  # the week before
+    week = Client().get("/leaderboard/this-week/")
+    assert "Week of 13 Jan 2020" in week.text
+    assert ranks(week) == []
+    assert 'href="?date=2020-01-12">Week of 6 Jan 2020' in week.text
+    assert ranks(Client().get("/leaderboard/this-week/?date=2020-01-12")) == [(1, "bob", 1)]
+
+    month = Client().get("/leaderboard/this-month/")
+    assert "January 2020" in month.text
+    assert ranks(month) == [(1, "bob", 1)]
+    assert 'href="?date=2019-12-31">December 2019' in month.text
