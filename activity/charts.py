@@ -14,17 +14,17 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 WIDTH, HEIGHT = 640, 240
-LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 44
+LEFT, RIGHT, TOP, BOTTOM = 56, 28, 16, 44
 PLOT_W, PLOT_H = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 MAX_X_LABELS = 8
 INK, MUTED, GRID, ACCENT = "currentColor", "#6b7280", "#e5e7eb", "#2563eb"
 
 
 def nice_step(span: float, count: int = 5) -> int:
-    """An integer tick step (1, 2 or 5 times a power of ten) giving about `count` ticks."""
-    raw = max(span / count, 1)
-    power = 10 ** math.floor(math.log10(raw))
-    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    """An integer tick step (1, 2 or 5 times a power of ten) giving closest to `count` ticks."""
+    power = 10 ** max(math.floor(math.log10(max(span / count, 1))), 0)
+    steps = [m * power for m in (1, 2, 5, 10)]
+    return min(steps, key=lambda step: abs(span / step - count))
 
 
 def ticks(low: int, high: int, count: int = 5) -> list[int]:
@@ -33,7 +33,7 @@ def ticks(low: int, high: int, count: int = 5) -> list[int]:
         return [low]
     step = nice_step(high - low, count)
     inner = range((low // step + 1) * step, high, step)
-    values = [low, *(v for v in inner if v - low >= step / 2 and high - v >= step / 2), high]
+    values = [low, *(v for v in inner if v - low > step / 2 and high - v > step / 2), high]
     return sorted(set(values))
 
 
@@ -43,8 +43,17 @@ def _x(index: int, count: int) -> float:
     return LEFT + PLOT_W * index / (count - 1)
 
 
-def _label_every(count: int) -> int:
-    return max(1, math.ceil(count / MAX_X_LABELS))
+def labelled(count: int) -> list[int]:
+    """Which of `count` x positions get a label: evenly spaced, always the last one (today),
+    never two so close that they overlap."""
+    every = max(1, math.ceil(count / MAX_X_LABELS))
+    indexes = list(range(0, count, every))
+    if indexes and indexes[-1] != count - 1:
+        if count - 1 - indexes[-1] < every * 0.6:
+            indexes[-1] = count - 1
+        else:
+            indexes.append(count - 1)
+    return indexes
 
 
 def _frame(chart_id: str, title: str, description: str, body: list[str], y_label: str) -> str:
@@ -79,12 +88,9 @@ def _y_axis(values: list[int], to_y) -> list[str]:
 
 
 def _x_axis(labels: list[str], to_x) -> list[str]:
-    every = _label_every(len(labels))
     parts = []
-    for index, label in enumerate(labels):
-        if index % every and index != len(labels) - 1:
-            continue
-        x = to_x(index)
+    for index in labelled(len(labels)):
+        label, x = labels[index], to_x(index)
         parts.append(
             f'<line x1="{x:.1f}" y1="{TOP + PLOT_H}" x2="{x:.1f}" y2="{TOP + PLOT_H + 4}" '
             f'stroke="{MUTED}"/><text x="{x:.1f}" y="{TOP + PLOT_H + 18}" text-anchor="middle" '
@@ -97,7 +103,9 @@ def _date_label(date: dt.date) -> str:
     return f"{date.day} {date:%b}"
 
 
-def rank_chart(points: list[tuple[dt.date, int | None]], *, chart_id: str, title: str) -> SafeString:
+def rank_chart(
+    points: list[tuple[dt.date, int | None]], *, chart_id: str, title: str
+) -> SafeString:
     """Rank per day, rank 1 at the top; days without a rank break the line."""
     ranks = [rank for _, rank in points if rank is not None]
     if not ranks:
@@ -128,8 +136,7 @@ def rank_chart(points: list[tuple[dt.date, int | None]], *, chart_id: str, title
     if current:
         segments.append(current)
     body += [
-        f'<polyline points="{" ".join(segment)}" fill="none" stroke="{ACCENT}" '
-        'stroke-width="2"/>'
+        f'<polyline points="{" ".join(segment)}" fill="none" stroke="{ACCENT}" stroke-width="2"/>'
         for segment in segments
         if len(segment) > 1
     ]

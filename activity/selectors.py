@@ -21,7 +21,7 @@ from solutions import mongo as solutions_mongo
 from solutions.models import Board, Programmer
 from solutions.services import today
 
-from . import mongo
+from . import charts, mongo
 from .models import AlertPreferences, AlertRule, Follow
 
 CHART_DAYS = 30
@@ -88,6 +88,23 @@ class MovedRow:
     def places(self) -> int:
         return abs(self.moved or 0)
 
+    # The row's own fields, so a MovedRow renders wherever a Row does.
+    @property
+    def rank(self) -> int:
+        return self.row.rank
+
+    @property
+    def handle(self) -> str:
+        return self.row.handle
+
+    @property
+    def score(self) -> int:
+        return self.row.score
+
+    @property
+    def programmer_id(self) -> int:
+        return self.row.programmer_id
+
 
 def previous_day_comparable(board: Board, day: int) -> bool:
     """Whether the day before has a board to compare with: kept, and (calendar boards) in the
@@ -113,7 +130,9 @@ def previous_ranks(*, board: Board, day: int, rows: list[selectors.Row], scope: 
         ids = [history_id(board.slug, row.programmer_id, day - 1) for row in rows]
         return {
             doc["programmer_id"]: doc["rank"]
-            for doc in mongo.rank_history().find({"_id": {"$in": ids}}, {"programmer_id": 1, "rank": 1})
+            for doc in mongo.rank_history().find(
+                {"_id": {"$in": ids}}, {"programmer_id": 1, "rank": 1}
+            )
         }
     programmers = Programmer.objects.in_bulk([row.programmer_id for row in rows])
     places = places_of(board=board, day=day - 1, programmers=programmers.values(), scope=scope)
@@ -147,7 +166,9 @@ def follows_fingerprint(*, user: AbstractBaseUser) -> tuple[int, int | None]:
 
 
 def is_following(*, user: AbstractBaseUser, programmer: Programmer) -> bool:
-    return user.is_authenticated and Follow.objects.filter(follower=user, followed=programmer).exists()
+    return (
+        user.is_authenticated and Follow.objects.filter(follower=user, followed=programmer).exists()
+    )
 
 
 def followers_count(*, programmer: Programmer) -> int:
@@ -166,8 +187,9 @@ def following_rows(
         people.append(me)
     places = places_of(board=board, day=day, programmers=people)
     rows = [
-        selectors.Row(rank=places[p.pk].rank, handle=p.handle, score=places[p.pk].score,
-                      programmer_id=p.pk)
+        selectors.Row(
+            rank=places[p.pk].rank, handle=p.handle, score=places[p.pk].score, programmer_id=p.pk
+        )
         for p in people
         if p.pk in places
     ]
@@ -266,3 +288,37 @@ def notification_text(doc: dict) -> str:
         f"{notification_subject(doc)}: from #{doc['from_rank']} to #{doc['to_rank']} "
         f"within {doc['minutes']} minutes."
     )
+
+
+# --- the profile's charts --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BoardCharts:
+    board: Board
+    rank: str  # SVG
+    forecast: str  # SVG, empty on all-time boards
+
+
+def profile_charts(*, programmer: Programmer) -> list[BoardCharts]:
+    """For each visible board: rank over the last `CHART_DAYS` days, and the forecast."""
+    result = []
+    for board in selectors.boards_visible():
+        history = rank_history(board=board, programmer=programmer)
+        forecast = forecast_points(board=board, programmer=programmer)
+        result.append(
+            BoardCharts(
+                board=board,
+                rank=charts.rank_chart(
+                    history,
+                    chart_id=f"rank-{board.slug}",
+                    title=f"{programmer.handle}'s rank on {board.title}, last {CHART_DAYS} days",
+                ),
+                forecast=charts.forecast_chart(
+                    forecast,
+                    chart_id=f"forecast-{board.slug}",
+                    title=f"{programmer.handle}'s score on {board.title} if nothing more is solved",
+                ),
+            )
+        )
+    return result

@@ -280,7 +280,7 @@ def alerts_check(*, board: Board) -> AlertReport:
     Never runs twice at once for a board (a lock). A drop already notified is found again on
     the next runs while it lasts; its notification key makes that a no-op."""
     report = AlertReport(board=board.slug)
-    rule = AlertRule.objects.filter(board=board, enabled=True).first()
+    rule = AlertRule.objects.filter(board=board, enabled=True).select_related("board").first()
     if rule is None:
         return report
     with job_lock(f"alerts:{board.slug}") as acquired:

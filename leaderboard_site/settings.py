@@ -141,6 +141,13 @@ CELERY_BEAT_SCHEDULE = {
     "rank-drop-alerts": {"task": "activity.tasks.alerts_check_all_task", "schedule": 60.0},
     # Records rank history: today's ranks of changed boards, and days that ended.
     "rank-history": {"task": "activity.tasks.history_snapshot_all_task", "schedule": 600.0},
+    # Counts solves a crash left logged but not yet on the boards.
+    "repair-unapplied-solves": {"task": "solutions.tasks.solves_repair_task", "schedule": 300.0},
+    # Archives the final standings of competitions that have ended.
+    "archive-finished-competitions": {
+        "task": "competitions.tasks.archive_finished_competitions_task",
+        "schedule": 60.0,
+    },
 }
 
 # Live boards and alerts (the activity app).

@@ -1,10 +1,11 @@
 """The admin site: problems, programmers and leaderboard definitions."""
 
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from . import mongo, services
+from . import mongo, services, tasks
 from .models import Board, Problem, Programmer
 
 
@@ -58,6 +59,16 @@ class BoardAdmin(admin.ModelAdmin):
     search_fields = ["slug", "title"]
     prepopulated_fields = {"slug": ["title"]}
     actions = ["rebuild"]
+
+    def save_model(self, request: HttpRequest, obj: Board, form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        counting = {"window", "window_days", "metric"}
+        if not change or counting & set(form.changed_data):
+            # A new board, or one whose score now means something else, is filled from the
+            # solves log in the background once this save is committed.
+            mongo.ensure_indexes([obj.slug])
+            transaction.on_commit(lambda: tasks.board_rebuild_task.delay(obj.pk))
+            self.message_user(request, f"{obj.title} is being rebuilt from the solves log.")
 
     # Changing a board's window, metric or ties changes what counts: a rebuild recomputes the
     # board from the solves log.

@@ -248,7 +248,7 @@ class BoardQuery(forms.Form):
     page_size = forms.IntegerField(required=False, min_value=1, max_value=MAX_PAGE_SIZE)
     around = forms.IntegerField(required=False, min_value=0, max_value=MAX_AROUND)
     country = forms.RegexField(required=False, regex=r"\A[A-Za-z]{2}\Z")
-    org = forms.CharField(required=False, max_length=100)
+    org = forms.CharField(required=False, max_length=100, strip=False)
 
     def clean(self) -> dict:
         data = super().clean()

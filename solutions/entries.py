@@ -357,12 +357,20 @@ def top_rows(board_slug: str, day_key: str, scope: str = "") -> list[dict]:
     if document is not None and document["complete"]:
         return document["rows"]
     field = f"keys.{day_key}"
-    queried = [
-        {"pid": entry["_id"], "handle": entry["handle"], "key": entry["keys"][day_key]}
-        for entry in mongo.entries(board_slug)
-        .find({field: {"$gt": 0}, **scope_filter(scope)}, {"handle": 1, field: 1})
+    collection, projection = mongo.entries(board_slug), {"handle": 1, field: 1}
+    found = list(
+        collection.find({field: {"$gt": 0}, **scope_filter(scope)}, projection)
         .sort(field, DESCENDING)
         .limit(TOP_SIZE)
+    )
+    if len(found) == TOP_SIZE:
+        # The index orders equal keys arbitrarily and the limit may cut through them: take the
+        # whole group of the last key, and let merge_rows keep the first by handle.
+        edge = found[-1]["keys"][day_key]
+        found += collection.find({field: edge, **scope_filter(scope)}, projection)
+    queried = [
+        {"pid": entry["_id"], "handle": entry["handle"], "key": entry["keys"][day_key]}
+        for entry in found
     ]
     while True:
         merged = merge_rows(document["rows"] if document else [], queried)

@@ -10,8 +10,9 @@ from django.db.models.functions import Lower
 from . import leaderboard
 
 HANDLE_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
+# \A and \Z rather than ^ and $: Python's $ also matches before a trailing newline.
 handle_validator = RegexValidator(
-    HANDLE_PATTERN, "Use 1 to 32 letters, digits, underscores or hyphens."
+    r"\A[A-Za-z0-9_-]{1,32}\Z", "Use 1 to 32 letters, digits, underscores or hyphens."
 )
 MAX_PROBLEM_POINTS = 10_000
 

@@ -90,7 +90,12 @@ def fixed_indexes() -> dict[str, list[IndexModel]]:
         "submissions": [
             IndexModel([("programmer_id", ASCENDING), ("submitted_at", DESCENDING)]),
             IndexModel([("submitted_at", DESCENDING)]),
+            # Competition standings read one competition's attempts in time order.
+            IndexModel([("competitions", ASCENDING), ("submitted_at", ASCENDING)]),
         ],
+        # Idempotency keys outlive any retry worth answering: a solve older than the late
+        # limit (30 days by default) is refused anyway.
+        "requests": [IndexModel([("claimed_at", ASCENDING)], expireAfterSeconds=45 * 86400)],
         "solves": [
             IndexModel([("programmer_id", ASCENDING), ("problem", ASCENDING)], unique=True),
             IndexModel([("solved_at", ASCENDING)]),

@@ -132,20 +132,54 @@ def _documents_from(
     skips everybody with a better score and only the page's own tie group is stepped over."""
     score, above = leaderboard.score_at_offset(histogram, offset)
     field_name = f"keys.{key}"
-    cursor = (
-        mongo.entries(board.slug)
-        .find(
-            {
-                field_name: {"$gt": 0, "$lt": leaderboard.score_floor_key(score + 1)},
-                **entries.scope_filter(scope),
-            },
-            {"handle": 1, field_name: 1},
-        )
+    collection = mongo.entries(board.slug)
+    projection = {"handle": 1, field_name: 1}
+    scope_query = entries.scope_filter(scope)
+    ceiling = leaderboard.score_floor_key(score + 1)
+    page = list(
+        collection.find({field_name: {"$gt": 0, "$lt": ceiling}, **scope_query}, projection)
         .sort(field_name, DESCENDING)
         .skip(offset - above)
         .limit(limit)
     )
-    return [{"pid": doc["_id"], "handle": doc["handle"], "key": doc["keys"][key]} for doc in cursor]
+    if page:
+        page = _edges_by_handle(page, key, collection, projection, scope_query, offset - above)
+    return [{"pid": doc["_id"], "handle": doc["handle"], "key": doc["keys"][key]} for doc in page]
+
+
+def _edges_by_handle(
+    page: list[dict], key: str, collection, projection: dict, scope_query: dict, skipped: int
+) -> list[dict]:
+    """The page with the right members of the tie groups its edges cut through.
+
+    The index orders entries with equal keys (same score, reached the same second) arbitrarily,
+    but the board lists them by handle. Such a group at the top of the page ends on it, so the page
+    holds its last members by handle; one at the bottom starts on it, so the page holds its first.
+    Only a page that lies wholly inside one group needs to count how much of it came before.
+    """
+    field_name = f"keys.{key}"
+    first, last = page[0]["keys"][key], page[-1]["keys"][key]
+
+    def group(edge: int) -> list[dict]:
+        members = collection.find({field_name: edge, **scope_query}, projection)
+        return sorted(members, key=lambda doc: doc["handle"].lower())
+
+    if first == last:
+        ahead = collection.count_documents(
+            {
+                field_name: {
+                    "$gt": first,
+                    "$lt": leaderboard.score_floor_key(leaderboard.key_score(first) + 1),
+                },
+                **scope_query,
+            }
+        )
+        start = skipped - ahead
+        return group(first)[start : start + len(page)]
+    on_page_first = sum(1 for doc in page if doc["keys"][key] == first)
+    on_page_last = sum(1 for doc in page if doc["keys"][key] == last)
+    middle = [doc for doc in page if doc["keys"][key] not in (first, last)]
+    return group(first)[-on_page_first:] + middle + group(last)[:on_page_last]
 
 
 def programmer_by_handle(handle: str) -> Programmer | None:
@@ -212,16 +246,40 @@ def programmer_neighbours(
     collection = mongo.entries(board.slug)
     projection = {"handle": 1, field_name: 1}
     scope_query = entries.scope_filter(scope)
-    above = list(
-        collection.find({field_name: {"$gt": standing.key}, **scope_query}, projection)
-        .sort(field_name, ASCENDING)
-        .limit(around)
-    )
-    below = list(
-        collection.find({field_name: {"$gt": 0, "$lt": standing.key}, **scope_query}, projection)
-        .sort(field_name, DESCENDING)
-        .limit(around)
-    )
+
+    def nearest(key_range: dict, direction: int) -> list[dict]:
+        """The `around` nearest keys in one direction, plus everybody sharing the farthest key
+        (the index orders equal keys arbitrarily; the handle decides who is nearer)."""
+        found = list(
+            collection.find({field_name: key_range, **scope_query}, projection)
+            .sort(field_name, direction)
+            .limit(around)
+        )
+        if len(found) < around:
+            return found
+        edge = found[-1]["keys"][key]
+        return [doc for doc in found if doc["keys"][key] != edge] + list(
+            collection.find({field_name: edge, **scope_query}, projection)
+        )
+
+    # Programmers with exactly the same key (same score, reached the same second) are listed by
+    # handle around this one.
+    own = standing.handle.lower()
+    same = list(collection.find({field_name: standing.key, **scope_query}, projection))
+
+    def place(doc: dict) -> tuple[int, str]:
+        return -doc["keys"][key], doc["handle"].lower()
+
+    above = sorted(
+        nearest({"$gt": standing.key}, ASCENDING)
+        + [doc for doc in same if doc["handle"].lower() < own],
+        key=place,
+    )[-around:]
+    below = sorted(
+        nearest({"$gt": 0, "$lt": standing.key}, DESCENDING)
+        + [doc for doc in same if doc["handle"].lower() > own],
+        key=place,
+    )[:around]
     histogram = entries.histogram_read(board.slug, key, scope)
 
     def to_rows(documents: list[dict], first_offset: int) -> list[Row]:

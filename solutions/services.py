@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from bson import ObjectId
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -122,7 +123,11 @@ def solve_check_time(solved_at: dt.datetime, now: dt.datetime | None = None) -> 
         leaderboard.epoch_day(now, settings.LEADERBOARD_TIME_ZONE)
         - settings.LEADERBOARD_MAX_LATE_DAYS
     )
-    if solve_day(solved_at) < oldest:
+    try:
+        day = solve_day(solved_at)
+    except OverflowError as error:  # e.g. year 1 with a positive offset
+        raise SolveRejected("solved_at is out of range.") from error
+    if day < oldest:
         raise SolveRejected(
             f"solved_at is more than {settings.LEADERBOARD_MAX_LATE_DAYS} days ago."
         )
@@ -239,6 +244,31 @@ def _entry_restore(board: Board, programmer: Programmer, solves: list[dict], now
     entries.histograms_move(board.slug, changes, ["", *document["groups"]])
     # Top pages are small and rebuilt on the next read: simpler than placing them in each.
     entries.tops_forget(board.slug)
+
+
+def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
+    """Count solves that were logged but never applied (a crash between the log and the boards).
+
+    Their programmers' entries are recomputed from the log, which is idempotent, so a solve is
+    never counted twice however often this runs. Returns how many programmers were repaired.
+    """
+    cutoff = ObjectId.from_datetime(timezone.now() - older_than)
+    pending = {"applied": False, "_id": {"$lt": cutoff}}
+    programmer_ids = mongo.solves().distinct("programmer_id", pending)
+    now_day = today()
+    for programmer in Programmer.objects.filter(pk__in=programmer_ids):
+        if programmer.on_boards:
+            solves = list(
+                mongo.solves().find({"programmer_id": programmer.pk}, {"points": 1, "solved_at": 1})
+            )
+            for board in Board.objects.all():
+                _entry_restore(board, programmer, solves, now_day)
+        mongo.solves().update_many(
+            {**pending, "programmer_id": programmer.pk}, {"$set": {"applied": True}}
+        )
+    if programmer_ids:
+        boards_touch()
+    return len(programmer_ids)
 
 
 # --- rebuilds --------------------------------------------------------------------------------

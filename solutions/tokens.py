@@ -42,9 +42,7 @@ def service_token_create(
 ) -> tuple[ServiceToken, str]:
     """A new service token. The token itself is returned once and never stored."""
     token, hashed = service_token_generate()
-    service_token = ServiceToken.objects.create(
-        name=name, token_hash=hashed, created_by=created_by
-    )
+    service_token = ServiceToken.objects.create(name=name, token_hash=hashed, created_by=created_by)
     return service_token, token
 
 

@@ -15,7 +15,13 @@ from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods, require_safe
+from django.urls import reverse
+from django.utils.http import quote_etag
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import condition, require_http_methods, require_safe
+
+from activity import etags
+from activity import selectors as activity_selectors
 
 from . import leaderboard, selectors, services
 from .forms import AnswerForm, BoardQueryForm, SignupForm
@@ -94,7 +100,10 @@ def submissions(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
-def board(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+@cache_control(private=True, no_cache=True)  # always revalidate: a 304 costs one small read
+@condition(etag_func=etags.board_etag)
+def board(request: HttpRequest, slug: str | None = None, fragment: bool = False) -> HttpResponse:
+    """A board page, or (`fragment`) just its live part, which the page's script polls."""
     board = (
         selectors.board_default()
         if slug is None
@@ -107,20 +116,43 @@ def board(request: HttpRequest, slug: str | None = None) -> HttpResponse:
         context = {"board": board, "boards": selectors.boards_visible(), "query": query}
         return render(request, "solutions/board.html", context, status=400)
     programmer = programmer_of(request)
-    if query.cleaned_data["find"] == "me" and programmer is not None:
+    if query.cleaned_data["find"] == "me" and programmer is not None and not fragment:
         return _find_me(request, board, query, programmer)
-    context = _board_context(board, query, programmer)
+    following = request.GET.get("view") == "following"
+    context = _board_context(
+        board, query, programmer, following_of=request.user if following else None
+    )
+    if context["is_today"] or board.spec.is_all_time:
+        query_string = request.GET.urlencode()
+        live_url = reverse("activity:board_live", args=[board.slug])
+        context["live_url"] = f"{live_url}?{query_string}" if query_string else live_url
+        context["live_etag"] = quote_etag(etags.board_etag(request, board.slug, fragment=True))
     missing_page = "page" in context and context["page"].page > context["page"].pages
-    return render(request, "solutions/board.html", context, status=404 if missing_page else 200)
+    template = "solutions/_board_live.html" if fragment else "solutions/board.html"
+    return render(request, template, context, status=404 if missing_page else 200)
 
 
 @require_safe
-def profile(request: HttpRequest, handle: str) -> HttpResponse:
+@cache_control(private=True, no_cache=True)
+@condition(etag_func=etags.profile_etag)
+def profile(request: HttpRequest, handle: str, fragment: bool = False) -> HttpResponse:
+    """A programmer's profile, or (`fragment`) just its live part: standings and charts."""
     programmer = selectors.programmer_by_handle(handle)
     if programmer is None:
         raise Http404("No programmer has that handle.")
-    profile = selectors.programmer_profile(programmer=programmer)
-    return render(request, "solutions/profile.html", {"profile": profile})
+    context = {
+        "profile": selectors.programmer_profile(programmer=programmer),
+        "charts": activity_selectors.profile_charts(programmer=programmer),
+        "live_url": reverse("activity:profile_live", args=[programmer.handle]),
+        "live_etag": quote_etag(etags.profile_etag(request, programmer.handle, fragment=True)),
+    }
+    if not fragment:
+        context["following"] = activity_selectors.is_following(
+            user=request.user, programmer=programmer
+        )
+        context["followers"] = activity_selectors.followers_count(programmer=programmer)
+    template = "solutions/_profile_live.html" if fragment else "solutions/profile.html"
+    return render(request, template, context)
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -190,7 +222,11 @@ def _search(board: Board, handle: str, day: int, scope: str) -> Search:
     return Search(programmer.handle, found=True, on_board=True, total=standing.total, rows=rows)
 
 
-def _board_context(board: Board, query: BoardQueryForm, programmer: Programmer | None) -> dict:
+def _board_context(
+    board: Board, query: BoardQueryForm, programmer: Programmer | None, following_of=None
+) -> dict:
+    """What the board page shows. `following_of`: a user, to rank just the people they follow
+    (with their global ranks) instead of the whole board."""
     day, scope, today = query.day, query.scope, services.today()
     context = {
         "board": board,
@@ -209,6 +245,14 @@ def _board_context(board: Board, query: BoardQueryForm, programmer: Programmer |
         context["mine"] = selectors.programmer_standing(
             board=board, programmer=programmer, day=day, scope=scope
         )
+    if following_of is not None:
+        context["view"] = "following"
+        context["following"] = (
+            activity_selectors.following_rows(board=board, user=following_of, day=day)
+            if following_of.is_authenticated
+            else None
+        )
+        return context
     if query.cleaned_data["q"]:
         search = _search(board, query.cleaned_data["q"], day, scope)
         context.update(search=search, total=search.total if search.found else None)
@@ -217,7 +261,8 @@ def _board_context(board: Board, query: BoardQueryForm, programmer: Programmer |
         board=board, day=day, page=query.cleaned_data["page"] or 1, scope=scope
     )
     paginator = Paginator(range(page.total), selectors.PAGE_SIZE)
-    context.update(page=page, total=page.total)
+    # Each row with its arrow: places moved since the previous day's final board.
+    context.update(page=page, total=page.total, rows=activity_selectors.board_moves(page))
     context["page_links"] = paginator.get_elided_page_range(
         min(page.page, paginator.num_pages), on_each_side=2, on_ends=1
     )

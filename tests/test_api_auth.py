@@ -28,8 +28,12 @@ def no_login_failures_yet():
 
 @pytest.fixture
 def solved(mongodb, now, problems, alice, bob):
-    services.solve_record(programmer=bob, problem=problems[0], solved_at=NOW - dt.timedelta(hours=2))
-    services.solve_record(programmer=bob, problem=problems[1], solved_at=NOW - dt.timedelta(hours=2))
+    services.solve_record(
+        programmer=bob, problem=problems[0], solved_at=NOW - dt.timedelta(hours=2)
+    )
+    services.solve_record(
+        programmer=bob, problem=problems[1], solved_at=NOW - dt.timedelta(hours=2)
+    )
     services.solve_record(programmer=alice, problem=problems[0], solved_at=NOW)
 
 

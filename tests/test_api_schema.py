@@ -8,15 +8,15 @@ import json
 
 import pytest
 import schemathesis
-from schemathesis import checks
-from schemathesis.config import SchemathesisConfig
 from django.core.cache import cache
 from django.core.wsgi import get_wsgi_application
 from hypothesis import HealthCheck, settings
 from jsonschema import Draft202012Validator
+from schemathesis import checks
+from schemathesis.config import SchemathesisConfig
 
 from solutions import api, services, tokens
-from solutions.models import MAX_PROBLEM_POINTS, HANDLE_PATTERN
+from solutions.models import HANDLE_PATTERN, MAX_PROBLEM_POINTS
 from tests.conftest import NOW
 
 

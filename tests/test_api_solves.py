@@ -53,9 +53,7 @@ def test_a_judge_with_a_service_token_records_a_solve(client, mongodb, now, judg
 
 
 def test_unknown_handles_and_problems_are_registered_on_first_use(client, mongodb, now, judge):
-    response = post(
-        client, judge, solve(programmer="newcomer", problem="fresh-one", points=250)
-    )
+    response = post(client, judge, solve(programmer="newcomer", problem="fresh-one", points=250))
     assert response.status_code == 201
     assert Programmer.objects.filter(handle="newcomer").exists()
     assert Problem.objects.get(slug="fresh-one").published is False
@@ -89,7 +87,9 @@ def test_a_repeated_solve_under_a_new_id_counts_once(client, mongodb, now, judge
     post(client, judge, solve())
     response = post(client, judge, solve(id="judge-2", solved_at="2020-01-19T11:30:00Z"))
     assert response.json() == {"id": "judge-2", "counted": False}
-    assert selectors.programmer_standing(board=selectors.board_default(), programmer=alice).score == 1
+    assert (
+        selectors.programmer_standing(board=selectors.board_default(), programmer=alice).score == 1
+    )
 
 
 def test_ids_of_different_judges_do_not_collide(client, mongodb, now, judge, alice, problems):

@@ -5,6 +5,7 @@ import datetime as dt
 
 import pytest
 import time_machine
+from bson import ObjectId
 
 from solutions import leaderboard, selectors, services
 from solutions.models import Problem
@@ -178,3 +179,29 @@ def test_a_forecast_board_read_early_still_shows_later_solves(mongodb, boards, a
         solve_on(bob, problems[0], at_noon(VECTOR_TODAY))
     with time_machine.travel(at_noon(VECTOR_TODAY + 1), tick=False):
         assert [row.handle for row in selectors.board_page(board=board).rows] == ["Alice", "bob"]
+
+
+def test_a_solve_logged_before_a_crash_is_counted_once_by_the_repair(mongodb, boards, alice):
+    board = boards["last-7-days"]
+    first, second = many_problems(2)
+    moment = at_noon(VECTOR_TODAY)
+    with time_machine.travel(moment, tick=False):
+        solve_on(alice, first, moment - dt.timedelta(hours=2))
+        # The process died after logging the second solve, before the boards counted it.
+        logged = moment - dt.timedelta(minutes=10)
+        mongodb.solves.insert_one(
+            {
+                "_id": ObjectId.from_datetime(logged),
+                "programmer_id": alice.pk,
+                "problem": second.slug,
+                "points": second.points,
+                "solved_at": logged,
+                "applied": False,
+            }
+        )
+        assert score(board, alice, VECTOR_TODAY) == 1
+        assert services.solves_repair() == 1
+        assert score(board, alice, VECTOR_TODAY) == 2
+        assert services.solves_repair() == 0
+        assert score(board, alice, VECTOR_TODAY) == 2
+        assert selectors.programmer_standing(board=board, programmer=alice).total == 1

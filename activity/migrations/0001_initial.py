@@ -7,51 +7,123 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('solutions', '0003_servicetoken'),
+        ("solutions", "0003_servicetoken"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AlertPreferences',
+            name="AlertPreferences",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('my_rank_drops', models.BooleanField(default=False, verbose_name='Alert me when I drop on a board')),
-                ('followed_rank_drops', models.BooleanField(default=False, verbose_name='Alert me when somebody I follow drops on a board')),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='alert_preferences', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "my_rank_drops",
+                    models.BooleanField(
+                        default=False, verbose_name="Alert me when I drop on a board"
+                    ),
+                ),
+                (
+                    "followed_rank_drops",
+                    models.BooleanField(
+                        default=False,
+                        verbose_name="Alert me when somebody I follow drops on a board",
+                    ),
+                ),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="alert_preferences",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'alert preferences',
+                "verbose_name_plural": "alert preferences",
             },
         ),
         migrations.CreateModel(
-            name='AlertRule',
+            name="AlertRule",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('enabled', models.BooleanField(default=False)),
-                ('places', models.PositiveSmallIntegerField(default=5, help_text='Alert when a programmer drops at least this many places…', validators=[django.core.validators.MinValueValidator(1)])),
-                ('minutes', models.PositiveSmallIntegerField(default=60, help_text='…within this many minutes (1 to 1440).', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(1440)])),
-                ('board', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='alert_rule', to='solutions.board')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("enabled", models.BooleanField(default=False)),
+                (
+                    "places",
+                    models.PositiveSmallIntegerField(
+                        default=5,
+                        help_text="Alert when a programmer drops at least this many places…",
+                        validators=[django.core.validators.MinValueValidator(1)],
+                    ),
+                ),
+                (
+                    "minutes",
+                    models.PositiveSmallIntegerField(
+                        default=60,
+                        help_text="…within this many minutes (1 to 1440).",
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(1440),
+                        ],
+                    ),
+                ),
+                (
+                    "board",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="alert_rule",
+                        to="solutions.board",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['board__position', 'board__slug'],
+                "ordering": ["board__position", "board__slug"],
             },
         ),
         migrations.CreateModel(
-            name='Follow',
+            name="Follow",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('followed', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='followers', to='solutions.programmer')),
-                ('follower', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='follows', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "followed",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="followers",
+                        to="solutions.programmer",
+                    ),
+                ),
+                (
+                    "follower",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="follows",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
-                'constraints': [models.UniqueConstraint(fields=('follower', 'followed'), name='follow_once')],
+                "ordering": ["-created_at"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("follower", "followed"), name="follow_once")
+                ],
             },
         ),
     ]

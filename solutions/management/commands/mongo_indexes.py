@@ -3,6 +3,7 @@ adding a board, or on a fresh production database."""
 
 from django.core.management.base import BaseCommand
 
+from activity import mongo as activity_mongo
 from solutions import mongo
 from solutions.models import Board
 
@@ -12,4 +13,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         names = mongo.ensure_indexes(list(Board.objects.values_list("slug", flat=True)))
+        names += activity_mongo.ensure_indexes()
         self.stdout.write(self.style.SUCCESS(f"{len(names)} indexes in place."))

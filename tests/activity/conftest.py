@@ -1,4 +1,4 @@
-"""Shared helpers and fixtures of the activity tests (live boards, history, alerts).
+"""Fixtures and helpers of the activity tests (live boards, history, alerts).
 
 More personas beside Alice, Bob and Charlie: Dave, Erin, Frank and Grace are programmers who
 only ever appear to overtake somebody.

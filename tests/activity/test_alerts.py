@@ -12,16 +12,7 @@ from django.core import mail
 from activity import mongo as activity_mongo
 from activity import selectors, services
 from activity.tasks import alerts_check_task
-from tests.activity_helpers import (  # noqa: F401
-    activity_db,
-    alert_rule,
-    fast_passwords,
-    follow,
-    opt_in,
-    rivals,
-    solve,
-    solve_many,
-)
+from tests.activity.conftest import alert_rule, follow, opt_in, solve, solve_many
 
 MINUTE = dt.timedelta(minutes=1)
 

@@ -4,7 +4,8 @@ default broker (the embedded MongoDB-compatible server, kombu's mongodb transpor
 Redis (skipped locally when Redis is absent, required in CI).
 
 The worker runs in a thread of the test process (celery.contrib.testing), so it shares the test
-database: hence transactional tests, whose rows are committed where the worker can see them.
+database: hence transactional tests, whose rows are committed where the worker can see them (and
+`serialized_rollback`, which brings back the boards the migrations seed after each flush).
 """
 
 from __future__ import annotations
@@ -21,18 +22,10 @@ from activity import mongo as activity_mongo
 from activity import selectors
 from activity.tasks import alerts_check_all_task, history_snapshot_all_task
 from leaderboard_site.celery import app as celery_app
-from tests.activity_helpers import (  # noqa: F401
-    activity_db,
-    alert_rule,
-    fast_passwords,
-    opt_in,
-    rivals,
-    solve,
-    solve_many,
-)
+from tests.activity.conftest import alert_rule, opt_in, solve, solve_many
 from tests.services_available import require_redis
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 def _reset_connections(app) -> None:
@@ -44,8 +37,10 @@ def _reset_connections(app) -> None:
 
 @contextmanager
 def worker_on(broker_url: str):
-    saved = celery_app.conf.broker_url
+    saved = celery_app.conf.broker_url, celery_app.conf.broker_transport_options
     celery_app.conf.broker_url = broker_url
+    # The virtual transports (MongoDB) poll for messages: every second by default.
+    celery_app.conf.broker_transport_options = {"polling_interval": 0.1}
     _reset_connections(celery_app)
     try:
         celery_app.control.purge()  # nothing left over from an earlier run
@@ -54,7 +49,7 @@ def worker_on(broker_url: str):
         ) as worker:
             yield worker
     finally:
-        celery_app.conf.broker_url = saved
+        celery_app.conf.broker_url, celery_app.conf.broker_transport_options = saved
         _reset_connections(celery_app)
 
 
@@ -99,9 +94,7 @@ def test_a_real_worker_runs_the_alert_flow_over_the_embedded_server_broker(
         alerts_flow_through_the_worker(boards, problems, alice, rivals)
 
 
-def test_a_real_worker_runs_the_alert_flow_over_redis(
-    activity_db, boards, problems, alice, rivals
-):
+def test_a_real_worker_runs_the_alert_flow_over_redis(activity_db, boards, problems, alice, rivals):
     require_redis()
     with worker_on("redis://127.0.0.1:6379/14"):
         alerts_flow_through_the_worker(boards, problems, alice, rivals)

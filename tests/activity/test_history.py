@@ -9,7 +9,7 @@ from activity import selectors, services
 from solutions import leaderboard
 from solutions import selectors as board_selectors
 from solutions.models import Board
-from tests.activity_helpers import activity_db, fast_passwords, solve, solve_many  # noqa: F401
+from tests.activity.conftest import solve, solve_many
 from tests.conftest import NOW
 from tests.test_engine import VECTOR_DAILY, VECTOR_SCORES, VECTOR_TODAY, at_noon, many_problems
 

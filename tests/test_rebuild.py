@@ -1,0 +1,163 @@
+"""`manage.py rebuild_boards`: after a random stream of solves (late ones, repeats, over several
+days), wiping or corrupting the derived data and rebuilding gives back every board page and
+every rank of every day; `--dry-run` writes nothing; `--board` touches one board only."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from io import StringIO
+
+import pytest
+import time_machine
+from django.core.management import CommandError, call_command
+
+from solutions import entries, leaderboard, mongo, selectors, services
+from solutions.models import Board, Problem, Programmer
+from tests.conftest import NOW
+
+TODAY = leaderboard.epoch_day(NOW, "UTC")
+FIRST_DAY = TODAY - 6  # the stream runs from here to today
+DAYS = range(FIRST_DAY - 9, TODAY + 3)  # late solves reach 9 days back; a little forecast
+
+
+@pytest.fixture
+def streamed(mongodb, boards):
+    """A week of judging, day by day with the clock pinned: on-time solves, late ones, repeats."""
+    rng = random.Random(1234)
+    boards["last-30-days"].ties = Board.UNIQUE
+    boards["last-30-days"].save()
+    boards["all-time"].metric = Board.POINTS
+    boards["all-time"].save()
+    boards["this-week"] = Board.objects.create(
+        slug="this-week", title="This week", window=leaderboard.WEEK
+    )
+    mongo.ensure_indexes(list(boards))
+    programmers = [
+        services.programmer_create(
+            user=None, handle=f"judge{n:02d}", country=rng.choice(["BD", "IN", ""])
+        )
+        for n in rng.sample(range(100), 30)
+    ]
+    problems = Problem.objects.bulk_create(
+        Problem(slug=f"s{i}", title=f"S{i}", points=rng.choice([10, 30, 100])) for i in range(12)
+    )
+    counted = repeats = 0
+    for day in range(FIRST_DAY, TODAY + 1):
+        moment = NOW if day == TODAY else NOW - dt.timedelta(days=TODAY - day, hours=-8)
+        with time_machine.travel(moment, tick=False):
+            for _ in range(8):
+                late = rng.choice([0, 0, 0, 0, 1, 2, 5, 9])
+                solved_at = moment - dt.timedelta(days=late, minutes=rng.randrange(600))
+                recorded = services.solve_record(
+                    programmer=rng.choice(programmers),
+                    problem=rng.choice(problems),
+                    solved_at=solved_at,
+                )
+                counted, repeats = counted + recorded, repeats + (not recorded)
+    assert counted > 30 and repeats > 0
+    return boards
+
+
+def snapshot(boards: dict[str, Board]) -> dict:
+    """Every page (as rank, handle, score rows) and every programmer's standing, every day."""
+    programmers = list(Programmer.objects.all())
+    seen = {}
+    for slug, board in boards.items():
+        days = [TODAY] if board.spec.is_all_time else DAYS
+        for day in days:
+            for scope in ["", "country:BD"]:
+                pages, number = [], 1
+                while True:
+                    page = selectors.board_page(
+                        board=board, day=day, page=number, page_size=7, scope=scope
+                    )
+                    if not page.rows:
+                        break
+                    pages.append([(row.rank, row.handle, row.score) for row in page.rows])
+                    number += 1
+                seen[(slug, day, scope, "pages")] = (page.total, pages)
+            seen[(slug, day, "standings")] = [
+                (s.rank, s.score, s.total)
+                for s in (
+                    selectors.programmer_standing(board=board, programmer=p, day=day)
+                    for p in programmers
+                )
+            ]
+    return seen
+
+
+def stored() -> dict[str, list[dict]]:
+    """The raw derived data, to prove a dry run changes none of it."""
+    database = mongo.get_db()
+    return {
+        name: sorted(database[name].find(), key=lambda doc: str(doc["_id"]))
+        for name in database.list_collection_names()
+        if name.startswith("entries.") or name in {"histograms", "tops"}
+    }
+
+
+def corrupt(boards: dict[str, Board]) -> None:
+    """What a bad deploy or a partial restore might leave: lost rank data, wrong entries,
+    a missing entry, an entry for nobody, and a stale cached top page."""
+    key = str(TODAY)
+    mongo.histograms().delete_one({"_id": entries.histogram_id("last-7-days", key)})
+    mongo.histograms().update_one(
+        {"_id": entries.histogram_id("last-30-days", key)}, {"$inc": {"scores.1": 5}}
+    )
+    victim, lost = mongo.entries("last-7-days").find().sort("_id", 1).limit(2)
+    mongo.entries("last-7-days").update_one(
+        {"_id": victim["_id"]},
+        {"$set": {f"sums.{key}": 99, f"keys.{key}": leaderboard.sort_key(99, NOW)}},
+    )
+    mongo.entries("last-7-days").delete_one({"_id": lost["_id"]})
+    mongo.entries("all-time").insert_one(
+        {"_id": 999_999, "handle": "ghost", "groups": [], "sums": {"all": 7}, "keys": {"all": 1}}
+    )
+    mongo.tops().update_many({}, {"$set": {"rows": [], "complete": True}})
+
+
+def test_a_rebuild_after_corruption_gives_back_every_page_and_rank(streamed, now):
+    before = snapshot(streamed)
+    corrupt(streamed)
+    assert snapshot(streamed) != before  # the damage shows
+    out = StringIO()
+    call_command("rebuild_boards", stdout=out)
+    assert "Rebuilt 4 board(s)." in out.getvalue()
+    assert snapshot(streamed) == before
+
+
+def test_a_rebuild_of_healthy_boards_changes_nothing(streamed, now):
+    out = StringIO()
+    call_command("rebuild_boards", "--dry-run", stdout=out)
+    for slug in streamed:
+        assert f"{slug}: " in out.getvalue()
+        assert "0 to rewrite, 0 to remove" in out.getvalue().split(f"{slug}: ")[1].splitlines()[0]
+
+
+def test_a_dry_run_reports_the_damage_and_writes_nothing(streamed, now):
+    corrupt(streamed)
+    damaged = stored()
+    out = StringIO()
+    call_command("rebuild_boards", "--dry-run", stdout=out)
+    assert stored() == damaged
+    report = out.getvalue()
+    assert "last-7-days: " in report and "2 to rewrite" in report
+    assert "1 to remove" in report.split("all-time: ")[1]
+    assert "Dry run: nothing was written." in report
+
+
+def test_one_board_can_be_rebuilt_alone(streamed, now):
+    before = snapshot(streamed)
+    corrupt(streamed)
+    call_command("rebuild_boards", "--board", "last-7-days", stdout=StringIO())
+    after = snapshot(streamed)
+    for key, value in before.items():
+        if key[0] == "last-7-days":
+            assert after[key] == value, key
+    assert mongo.entries("all-time").find_one({"_id": 999_999}) is not None  # left alone
+
+
+def test_an_unknown_board_is_an_error(db):
+    with pytest.raises(CommandError, match="no board 'nope'"):
+        call_command("rebuild_boards", "--board", "nope")
