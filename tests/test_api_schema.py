@@ -15,9 +15,14 @@ from jsonschema import Draft202012Validator
 from schemathesis import checks
 from schemathesis.config import SchemathesisConfig
 
+from competitions import services as competition_services
 from solutions import api, services, tokens
 from solutions.models import HANDLE_PATTERN, MAX_PROBLEM_POINTS
 from tests.conftest import NOW
+
+# The competition the description's example slug (`winter-cup`) names, running around NOW.
+CONTEST_START = NOW - dt.timedelta(hours=3)
+CONTEST_END = NOW + dt.timedelta(hours=2)
 
 
 @pytest.fixture
@@ -30,8 +35,37 @@ def credentials(db, alice):
 
 
 @pytest.fixture
-def api_schema(mongodb, now, boards, problems, alice, bob, credentials):
-    """The description as the site serves it, with data on the boards and the tokens to use."""
+def contest(mongodb, now, problems, alice, charlie):
+    """Running with p1, p2, p3 and frozen from an hour before NOW. Before the freeze Alice solved
+    p2 after a rejected attempt; after it Charlie and Alice solved p3 (Alice's view shows hers)."""
+    contest = competition_services.competition_create(
+        slug="winter-cup",
+        title="Winter Cup",
+        start=CONTEST_START,
+        end=CONTEST_END,
+        freeze_at=NOW - dt.timedelta(hours=1),
+        problems=problems[:3],
+    )
+    for key, handle, problem, accepted, minute in [
+        ("run-1", "Alice", "p2", False, 30),
+        ("run-2", "Alice", "p2", True, 45),
+        ("run-3", "charlie", "p3", True, 150),
+        ("run-4", "Alice", "p3", True, 160),
+    ]:
+        competition_services.judge_submission_report(
+            key=key,
+            handle=handle,
+            problem_slug=problem,
+            accepted=accepted,
+            submitted_at=CONTEST_START + dt.timedelta(minutes=minute),
+        )
+    return contest
+
+
+@pytest.fixture
+def api_schema(mongodb, now, boards, problems, alice, bob, credentials, contest):
+    """The description as the site serves it, with data on the boards, a running competition and
+    the tokens to use."""
     services.solve_record(programmer=alice, problem=problems[0], solved_at=NOW)
     services.solve_record(programmer=bob, problem=problems[1], solved_at=NOW - dt.timedelta(days=1))
     cache.clear()  # failed-login counters from other tests
@@ -67,9 +101,11 @@ def test_the_description_is_served_and_is_valid_openapi(client, db):
     assert document["openapi"].startswith("3.")
     assert set(document["paths"]) == {
         "/api/v1/solves",
+        "/api/v1/submissions",
         "/api/v1/boards",
         "/api/v1/boards/{board}",
         "/api/v1/boards/{board}/programmers/{handle}",
+        "/api/v1/competitions/{competition}/standings",
         "/api/v1/auth/token",
         "/api/v1/me",
     }
