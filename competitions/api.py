@@ -4,47 +4,28 @@ standings they may see. Auth, errors and idempotency are the API's own (`solutio
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from solutions import idempotency, tokens
-from solutions import services as solution_services
 from solutions.api import (
     SLUG_PATTERN,
     ApiError,
     api_view,
     bearer_token,
+    idempotent_response,
     json_body,
+    request_validator,
     service_token_required,
 )
 from solutions.models import HANDLE_PATTERN
 
 from . import selectors, services
-
-SUBMISSION_SCHEMA = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["id", "programmer", "problem", "verdict", "submitted_at"],
-    "properties": {
-        "id": {"type": "string", "minLength": 1, "maxLength": 128},
-        "programmer": {"type": "string", "pattern": HANDLE_PATTERN},
-        "problem": {"type": "string", "pattern": SLUG_PATTERN},
-        "verdict": {"enum": ["accepted", "rejected"]},
-        "submitted_at": {"type": "string", "format": "date-time", "maxLength": 64},
-    },
-}
-
-
-@functools.cache
-def submission_validator() -> Draft202012Validator:
-    return Draft202012Validator(SUBMISSION_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -60,7 +41,7 @@ class SubmissionInput:
 def submission_input(body: Any) -> SubmissionInput:
     """A validated verdict report, or 400 (the same rules as a solve)."""
     try:
-        error = best_match(submission_validator().iter_errors(body))
+        error = best_match(request_validator("SubmissionRequest").iter_errors(body))
     except RecursionError as recursion:
         raise ApiError(400, "invalid_body", "The body is nested too deeply.") from recursion
     if error is not None:
@@ -106,24 +87,13 @@ def submissions(request: HttpRequest) -> HttpResponse:
         )
         return idempotency.Answer(status=201, body={"id": submission.id, "counted": result.counted})
 
-    try:
-        answer = idempotency.request_answer(key=key, body_hash=submission.body_hash, work=record)
-    except solution_services.SolveRejected as error:
-        message = str(error).replace("solved_at", "submitted_at")
-        raise ApiError(422, "submission_rejected", message) from error
-    except idempotency.KeyReused as error:
-        raise ApiError(409, "id_reused", "This id was used before with another body.") from error
-    except idempotency.KeyInFlight as error:
-        raise ApiError(
-            409,
-            "request_in_progress",
-            "The first request with this id is still running: retry in a moment.",
-            {"Retry-After": "1"},
-        ) from error
-    response = JsonResponse(answer.body, status=answer.status)
-    if answer.replayed:
-        response["Idempotent-Replayed"] = "true"
-    return response
+    return idempotent_response(
+        key=key,
+        body_hash=submission.body_hash,
+        work=record,
+        rejected_code="submission_rejected",
+        time_field="submitted_at",
+    )
 
 
 def _viewer(request: HttpRequest) -> AbstractBaseUser | AnonymousUser:

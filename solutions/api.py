@@ -147,6 +147,36 @@ def access_token_required(view: View) -> View:
     return wrapper
 
 
+def idempotent_response(
+    *,
+    key: str,
+    body_hash: str,
+    work: Callable[[], idempotency.Answer],
+    rejected_code: str,
+    time_field: str = "solved_at",
+) -> JsonResponse:
+    """Run `work` once per idempotency key and answer with its first answer, turning refusals
+    into the API's errors (422 for a time the boards cannot take, 409 for a reused key)."""
+    try:
+        answer = idempotency.request_answer(key=key, body_hash=body_hash, work=work)
+    except services.SolveRejected as error:
+        message = str(error).replace("solved_at", time_field)
+        raise ApiError(422, rejected_code, message) from error
+    except idempotency.KeyReused as error:
+        raise ApiError(409, "id_reused", "This id was used before with another body.") from error
+    except idempotency.KeyInFlight as error:
+        raise ApiError(
+            409,
+            "request_in_progress",
+            "The first request with this id is still running: retry in a moment.",
+            {"Retry-After": "1"},
+        ) from error
+    response = JsonResponse(answer.body, status=answer.status)
+    if answer.replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response
+
+
 # --- reading requests ------------------------------------------------------------------------
 
 
@@ -156,9 +186,9 @@ def openapi_document() -> dict:
 
 
 @functools.cache
-def solve_validator() -> Draft202012Validator:
-    """The OpenAPI document's SolveRequest schema: one description for clients and for us."""
-    return Draft202012Validator(openapi_document()["components"]["schemas"]["SolveRequest"])
+def request_validator(schema: str) -> Draft202012Validator:
+    """A request schema of the OpenAPI document: one description for clients and for us."""
+    return Draft202012Validator(openapi_document()["components"]["schemas"][schema])
 
 
 def _refuse_constant(name: str) -> None:
@@ -189,7 +219,7 @@ def json_body(request: HttpRequest) -> Any:
 
 def _schema_message(body: Any) -> str | None:
     try:
-        error = best_match(solve_validator().iter_errors(body))
+        error = best_match(request_validator("SolveRequest").iter_errors(body))
     except RecursionError:
         return "The body is nested too deeply."
     if error is None:
@@ -371,25 +401,12 @@ def solves(request: HttpRequest) -> HttpResponse:
         )
         return idempotency.Answer(status=201, body={"id": solve.id, "counted": counted})
 
-    try:
-        answer = idempotency.request_answer(
-            key=f"{request.service_token.pk}:{solve.id}", body_hash=solve.body_hash, work=record
-        )
-    except services.SolveRejected as error:
-        raise ApiError(422, "solve_rejected", str(error)) from error
-    except idempotency.KeyReused as error:
-        raise ApiError(409, "id_reused", "This id was used before with another body.") from error
-    except idempotency.KeyInFlight as error:
-        raise ApiError(
-            409,
-            "request_in_progress",
-            "The first request with this id is still running: retry in a moment.",
-            {"Retry-After": "1"},
-        ) from error
-    response = JsonResponse(answer.body, status=answer.status)
-    if answer.replayed:
-        response["Idempotent-Replayed"] = "true"
-    return response
+    return idempotent_response(
+        key=f"{request.service_token.pk}:{solve.id}",
+        body_hash=solve.body_hash,
+        work=record,
+        rejected_code="solve_rejected",
+    )
 
 
 @api_view("GET")

@@ -70,3 +70,18 @@ def test_seed_demo_twice_adds_new_programmers_without_clashing(mongodb, now, boa
     assert Problem.objects.count() == 12
     handles = list(Programmer.objects.values_list("handle", flat=True))
     assert len({handle.lower() for handle in handles}) == len(handles)
+
+
+def test_demo_profiles_chart_past_ranks_from_the_start(mongodb, now, boards):
+    from activity import selectors as activity_selectors
+
+    seed("--programmers", "20")
+    board = boards["last-30-days"]
+    leader = Programmer.objects.get(handle=selectors.board_page(board=board).rows[0].handle)
+    history = activity_selectors.rank_history(board=board, programmer=leader)
+    recorded_past_days = [rank for _, rank in history[:-1] if rank is not None]
+    assert len(recorded_past_days) >= 5
+    expected = selectors.programmer_standing(
+        board=board, programmer=leader, day=services.today() - 1
+    )
+    assert history[-2][1] == expected.rank

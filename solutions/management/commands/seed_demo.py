@@ -20,8 +20,9 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
+from activity import services as activity_services
 from solutions import services
-from solutions.models import Problem, Programmer
+from solutions.models import Board, Problem, Programmer
 
 DEMO_USERNAME = "demo"
 SPREAD_DAYS = 29
@@ -69,6 +70,9 @@ class Command(BaseCommand):
             password = self.create_demo_user()
         solves = self.spread_solves(rng, programmers, problems)
         counted = services.solves_import(solves=solves)
+        # Record the past days' ranks now, so profiles chart a month of history at once.
+        for board in Board.objects.all():
+            activity_services.history_snapshot(board=board)
         self.stdout.write(
             self.style.SUCCESS(
                 f"{len(problems)} problems, {len(programmers)} programmers, {counted} solves."
