@@ -7,8 +7,8 @@ import pytest
 import time_machine
 from bson import ObjectId
 
-from solutions import leaderboard, selectors, services
-from solutions.models import Problem
+from solutions import leaderboard, mongo, selectors, services
+from solutions.models import Board, Problem
 
 # The article's test vector: today is epoch day 18281 (2020-01-20).
 VECTOR_TODAY = 18281
@@ -205,3 +205,41 @@ def test_a_solve_logged_before_a_crash_is_counted_once_by_the_repair(mongodb, bo
         assert services.solves_repair() == 0
         assert score(board, alice, VECTOR_TODAY) == 2
         assert selectors.programmer_standing(board=board, programmer=alice).total == 1
+
+
+def calendar_boards():
+    week = Board.objects.create(slug="week", title="This week", window=leaderboard.WEEK)
+    month = Board.objects.create(slug="month", title="This month", window=leaderboard.MONTH)
+    mongo.ensure_indexes([week.slug, month.slug])
+    return week, month
+
+
+def handles_on(board, date: dt.date | None = None) -> list[str]:
+    day = None if date is None else leaderboard.date_to_day(date)
+    return [row.handle for row in selectors.board_page(board=board, day=day).rows]
+
+
+def test_weeks_start_at_monday_midnight_in_the_leaderboard_time_zone(mongodb, alice, bob, settings):
+    settings.LEADERBOARD_TIME_ZONE = "Asia/Dhaka"  # UTC+6
+    week, _ = calendar_boards()
+    problem = many_problems(1)[0]
+    with time_machine.travel(dt.datetime(2020, 1, 14, 12, tzinfo=dt.UTC), tick=False):
+        solve_on(alice, problem, dt.datetime(2020, 1, 12, 17, 30, tzinfo=dt.UTC))  # Sun 23:30
+        solve_on(bob, problem, dt.datetime(2020, 1, 12, 18, 30, tzinfo=dt.UTC))  # Mon 00:30
+        assert handles_on(week) == ["bob"]
+        assert handles_on(week, dt.date(2020, 1, 12)) == ["Alice"]  # last day of the week before
+
+
+def test_months_start_at_midnight_of_the_first_in_the_leaderboard_time_zone(
+    mongodb, alice, bob, settings
+):
+    settings.LEADERBOARD_TIME_ZONE = "Asia/Dhaka"
+    _, month = calendar_boards()
+    problem = many_problems(1)[0]
+    with time_machine.travel(dt.datetime(2020, 2, 1, 12, tzinfo=dt.UTC), tick=False):
+        solve_on(alice, problem, dt.datetime(2020, 1, 31, 17, 59, tzinfo=dt.UTC))  # 31 Jan 23:59
+        solve_on(bob, problem, dt.datetime(2020, 1, 31, 18, 0, tzinfo=dt.UTC))  # 1 Feb 00:00
+        assert handles_on(month) == ["bob"]
+        assert handles_on(month, dt.date(2020, 1, 31)) == ["Alice"]  # January's final board
+        forecast = selectors.programmer_forecast(board=month, programmer=bob, days=29)
+        assert [score for _, score in forecast] == [1] * 28 + [0]  # February 2020 has 29 days
