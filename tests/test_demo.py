@@ -8,6 +8,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
+from django.test import Client
 
 from solutions import mongo, selectors, services
 from solutions.models import Board, Problem, Programmer
@@ -85,3 +86,13 @@ def test_demo_profiles_chart_past_ranks_from_the_start(mongodb, now, boards):
         board=board, programmer=leader, day=services.today() - 1
     )
     assert history[-2][1] == expected.rank
+
+
+def test_the_demo_has_a_running_competition_with_standings(mongodb, now, boards):
+    output = seed("--programmers", "10")
+    assert "Competition running: /competitions/demo-cup/" in output
+    judged = mongo.submissions().distinct("handle", {"competitions": "demo-cup"})
+    assert judged
+    page = Client().get("/competitions/demo-cup/")
+    assert page.status_code == 200
+    assert all(handle in page.text for handle in judged)

@@ -21,10 +21,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from activity import services as activity_services
+from competitions import services as competition_services
+from competitions.models import Competition
 from solutions import services
 from solutions.models import Board, Problem, Programmer
 
 DEMO_USERNAME = "demo"
+DEMO_COMPETITION = "demo-cup"
 SPREAD_DAYS = 29
 
 PROBLEMS = [
@@ -70,6 +73,7 @@ class Command(BaseCommand):
             password = self.create_demo_user()
         solves = self.spread_solves(rng, programmers, problems)
         counted = services.solves_import(solves=solves)
+        contest = self.create_running_competition(rng, programmers, problems)
         # Record the past days' ranks now, so profiles chart a month of history at once.
         for board in Board.objects.all():
             activity_services.history_snapshot(board=board)
@@ -78,8 +82,43 @@ class Command(BaseCommand):
                 f"{len(problems)} problems, {len(programmers)} programmers, {counted} solves."
             )
         )
+        self.stdout.write(f"Competition running: /competitions/{contest.slug}/")
         if password:
             self.stdout.write(f"Log in as {DEMO_USERNAME} with password: {password}")
+
+    def create_running_competition(
+        self, rng: random.Random, programmers: list[Programmer], problems: list[Problem]
+    ) -> Competition:
+        """A competition that started two hours ago, with verdicts from a judge, so the
+        standings page has something to show."""
+        existing = Competition.objects.filter(slug=DEMO_COMPETITION).first()
+        if existing:
+            return existing
+        now = timezone.now()
+        start = now - dt.timedelta(hours=2)
+        contest = competition_services.competition_create(
+            slug=DEMO_COMPETITION,
+            title="Demo Cup",
+            start=start,
+            end=now + dt.timedelta(days=2),
+            problems=problems[:4],
+        )
+        for number, programmer in enumerate(rng.sample(programmers, min(20, len(programmers)))):
+            moment = start + dt.timedelta(minutes=rng.randrange(5, 60))
+            for problem in rng.sample(problems[:4], rng.randint(1, 4)):
+                for attempt in range(rng.choice([1, 1, 2, 3])):
+                    moment += dt.timedelta(minutes=rng.randrange(1, 15))
+                    accepted = rng.random() < 0.6
+                    competition_services.judge_submission_report(
+                        key=f"demo:{contest.slug}:{number}:{problem.slug}:{attempt}",
+                        handle=programmer.handle,
+                        problem_slug=problem.slug,
+                        accepted=accepted,
+                        submitted_at=min(moment, now),
+                    )
+                    if accepted:
+                        break
+        return contest
 
     def create_problems(self) -> list[Problem]:
         return [
