@@ -29,6 +29,12 @@ class ProgrammerAdmin(admin.ModelAdmin):
     readonly_fields = ["hidden", "banned"]
     actions = ["hide", "unhide", "ban", "unban"]
 
+    def save_model(self, request: HttpRequest, obj: Programmer, form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if change and {"handle", "country", "organization"} & set(form.changed_data):
+            # Board entries keep the handle and groups: recompute them from the solves log.
+            services.programmer_refresh_boards(programmer=obj)
+
     @admin.action(description="Hide the selected programmers from public boards")
     def hide(self, request: HttpRequest, queryset: QuerySet[Programmer]) -> None:
         self._set_visibility(request, queryset, hidden=True)

@@ -246,6 +246,20 @@ def _entry_restore(board: Board, programmer: Programmer, solves: list[dict], now
     entries.tops_forget(board.slug)
 
 
+def programmer_refresh_boards(*, programmer: Programmer) -> None:
+    """Recompute a programmer's entries on every board from the solves log: after a crash left
+    a solve unapplied, or after their handle or groups changed (entries keep copies of both)."""
+    if not programmer.on_boards:
+        return
+    solves = list(
+        mongo.solves().find({"programmer_id": programmer.pk}, {"points": 1, "solved_at": 1})
+    )
+    now_day = today()
+    for board in Board.objects.all():
+        _entry_restore(board, programmer, solves, now_day)
+    boards_touch()
+
+
 def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
     """Count solves that were logged but never applied (a crash between the log and the boards).
 
@@ -255,19 +269,11 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
     cutoff = ObjectId.from_datetime(timezone.now() - older_than)
     pending = {"applied": False, "_id": {"$lt": cutoff}}
     programmer_ids = mongo.solves().distinct("programmer_id", pending)
-    now_day = today()
     for programmer in Programmer.objects.filter(pk__in=programmer_ids):
-        if programmer.on_boards:
-            solves = list(
-                mongo.solves().find({"programmer_id": programmer.pk}, {"points": 1, "solved_at": 1})
-            )
-            for board in Board.objects.all():
-                _entry_restore(board, programmer, solves, now_day)
+        programmer_refresh_boards(programmer=programmer)
         mongo.solves().update_many(
             {**pending, "programmer_id": programmer.pk}, {"$set": {"applied": True}}
         )
-    if programmer_ids:
-        boards_touch()
     return len(programmer_ids)
 
 

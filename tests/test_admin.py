@@ -103,3 +103,22 @@ def test_staff_hide_unhide_and_ban_programmers_with_list_actions(
     staff_client.post(changelist, {"action": "ban", "_selected_action": [bob.pk]})
     assert on_board("all-time") == ["Alice"]
     assert Programmer.objects.get(pk=bob.pk).banned
+
+
+def test_renaming_a_programmer_or_moving_their_country_in_the_admin_moves_their_board_rows(
+    mongodb, now, staff_client, boards, problems, alice, bob
+):
+    services.solve_record(programmer=alice, problem=problems[0], solved_at=NOW)
+    board = Board.objects.get(slug="last-7-days")
+    form = {
+        "handle": "Alicia",
+        "country": "IN",
+        "organization": "BUET",
+        "user": alice.user.pk,
+    }
+    response = staff_client.post(f"/admin/solutions/programmer/{alice.pk}/change/", form)
+    assert response.status_code == 302, response.text[:2000]
+    assert on_board() == ["Alicia"]
+    india = selectors.board_page(board=board, scope="country:IN")
+    assert [(row.rank, row.handle) for row in india.rows] == [(1, "Alicia")]
+    assert selectors.board_page(board=board, scope="country:BD").total == 0
