@@ -15,6 +15,7 @@ from django.contrib.auth.models import User
 from pymongo import MongoClient
 
 from solutions import mongo, services
+from solutions.leaderboard import WEEK
 from solutions.models import Board, Problem
 from tests.mongo_server import EmbeddedServer
 
@@ -74,6 +75,19 @@ def now():
 @pytest.fixture
 def boards(db):
     return {board.slug: board for board in Board.objects.all()}
+
+
+@pytest.fixture
+def boards_of_every_kind(mongodb, boards):
+    """The seeded boards made to differ: unique ties on 30 days, points all-time, plus a
+    calendar week."""
+    boards["last-30-days"].ties = Board.UNIQUE
+    boards["last-30-days"].save()
+    boards["all-time"].metric = Board.POINTS
+    boards["all-time"].save()
+    boards["this-week"] = Board.objects.create(slug="this-week", title="This week", window=WEEK)
+    mongo.ensure_indexes(list(boards))
+    return boards
 
 
 @pytest.fixture

@@ -34,17 +34,10 @@ def random_moment(rng: random.Random) -> dt.datetime:
 
 
 @pytest.fixture
-def world(mongodb, now, boards):
+def world(mongodb, now, boards_of_every_kind):
     """Boards of every kind, programmers, and a log of random solves applied to the boards."""
     rng = random.Random(20200119)
-    boards["last-30-days"].ties = Board.UNIQUE
-    boards["last-30-days"].save()
-    boards["all-time"].metric = Board.POINTS
-    boards["all-time"].save()
-    boards["this-week"] = Board.objects.create(
-        slug="this-week", title="This week", window=leaderboard.WEEK
-    )
-    mongo.ensure_indexes(list(boards))
+    boards = boards_of_every_kind
     # Handles in no particular order of their ids, in mixed case: the tie-break must not lean
     # on the order in which entries were stored.
     numbers = rng.sample(range(1000), PROGRAMMERS)

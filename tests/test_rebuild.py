@@ -22,17 +22,10 @@ DAYS = range(FIRST_DAY - 9, TODAY + 3)  # late solves reach 9 days back; a littl
 
 
 @pytest.fixture
-def streamed(mongodb, boards):
+def streamed(mongodb, boards_of_every_kind):
     """A week of judging, day by day with the clock pinned: on-time solves, late ones, repeats."""
     rng = random.Random(1234)
-    boards["last-30-days"].ties = Board.UNIQUE
-    boards["last-30-days"].save()
-    boards["all-time"].metric = Board.POINTS
-    boards["all-time"].save()
-    boards["this-week"] = Board.objects.create(
-        slug="this-week", title="This week", window=leaderboard.WEEK
-    )
-    mongo.ensure_indexes(list(boards))
+    boards = boards_of_every_kind
     programmers = [
         services.programmer_create(
             user=None, handle=f"judge{n:02d}", country=rng.choice(["BD", "IN", ""])
