@@ -13,14 +13,6 @@ from solutions.models import Board, Programmer
 from tests.conftest import NOW
 
 
-@pytest.fixture(autouse=True)
-def plain_and_quick(settings):
-    # Production settings redirect to HTTPS; the test client speaks plain HTTP.
-    settings.SECURE_SSL_REDIRECT = False
-    # The personas' passwords hash in microseconds instead of a quarter of a second each.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def staff_client(staff) -> Client:
     client = Client()

@@ -12,14 +12,6 @@ from solutions import mongo
 from solutions.models import Board, Problem, Programmer
 
 
-@pytest.fixture(autouse=True)
-def plain_and_quick(settings):
-    # Production settings redirect to HTTPS; the test client speaks plain HTTP.
-    settings.SECURE_SSL_REDIRECT = False
-    # The personas' passwords hash in microseconds instead of a quarter of a second each.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def signed_in(programmer_or_user) -> Client:
     client = Client()
     client.force_login(getattr(programmer_or_user, "user", programmer_or_user))

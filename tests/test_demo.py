@@ -5,18 +5,12 @@ from __future__ import annotations
 
 from io import StringIO
 
-import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 from django.test import Client
 
 from solutions import mongo, selectors, services
 from solutions.models import Board, Problem, Programmer
-
-
-@pytest.fixture(autouse=True)
-def quick_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def seed(*args: str) -> str:

@@ -16,14 +16,6 @@ from tests.conftest import NOW
 TODAY = leaderboard.date_to_day(NOW.date())
 
 
-@pytest.fixture(autouse=True)
-def plain_and_quick(settings):
-    # Production settings redirect to HTTPS; the test client speaks plain HTTP.
-    settings.SECURE_SSL_REDIRECT = False
-    # The personas' passwords hash in microseconds instead of a quarter of a second each.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 class BoardRows(HTMLParser):
     """The rows of the board table as a reader sees them: rank, handle, score, highlighted."""
 
