@@ -4,26 +4,22 @@ standings they may see. Auth, errors and idempotency are the API's own (`solutio
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from jsonschema.exceptions import best_match
 
 from solutions import idempotency, tokens
 from solutions.api import (
-    SLUG_PATTERN,
     ApiError,
     api_view,
     bearer_token,
     idempotent_response,
     json_body,
-    request_validator,
+    judge_body_moment,
     service_token_required,
 )
-from solutions.models import HANDLE_PATTERN
 
 from . import selectors, services
 
@@ -40,25 +36,7 @@ class SubmissionInput:
 
 def submission_input(body: Any) -> SubmissionInput:
     """A validated verdict report, or 400 (the same rules as a solve)."""
-    try:
-        error = best_match(request_validator("SubmissionRequest").iter_errors(body))
-    except RecursionError as recursion:
-        raise ApiError(400, "invalid_body", "The body is nested too deeply.") from recursion
-    if error is not None:
-        where = ".".join(str(part) for part in error.absolute_path) or "body"
-        raise ApiError(400, "invalid_body", f"{where}: {error.message}"[:300])
-    # `re` lets `$` match before a final newline, so match the whole value again.
-    if not re.fullmatch(HANDLE_PATTERN, body["programmer"]):
-        raise ApiError(400, "invalid_body", "programmer: not a valid handle.")
-    if not re.fullmatch(SLUG_PATTERN, body["problem"]):
-        raise ApiError(400, "invalid_body", "problem: not a valid problem slug.")
-    try:
-        submitted_at = dt.datetime.fromisoformat(body["submitted_at"])
-    except ValueError as invalid:
-        message = "submitted_at: not an ISO 8601 date and time."
-        raise ApiError(400, "invalid_body", message) from invalid
-    if submitted_at.tzinfo is None:
-        raise ApiError(400, "invalid_body", "submitted_at: give a UTC offset, e.g. +06:00 or Z.")
+    submitted_at = judge_body_moment(body, schema="SubmissionRequest", time_field="submitted_at")
     return SubmissionInput(
         id=body["id"],
         programmer=body["programmer"],

@@ -217,15 +217,34 @@ def json_body(request: HttpRequest) -> Any:
         raise ApiError(400, "malformed_json", "The body is not valid JSON.") from error
 
 
-def _schema_message(body: Any) -> str | None:
+def judge_body_moment(body: Any, *, schema: str, time_field: str) -> dt.datetime:
+    """Check a judge's report against its request schema, or 400, and return its moment in UTC.
+
+    The schema does most of it; Python's `re` lets `$` match before a final newline, so handles
+    and slugs are also matched whole here, and the moment must carry an offset."""
     try:
-        error = best_match(request_validator("SolveRequest").iter_errors(body))
-    except RecursionError:
-        return "The body is nested too deeply."
-    if error is None:
-        return None
-    where = ".".join(str(part) for part in error.absolute_path) or "body"
-    return f"{where}: {error.message}"[:300]
+        error = best_match(request_validator(schema).iter_errors(body))
+    except RecursionError as recursion:
+        raise ApiError(400, "invalid_body", "The body is nested too deeply.") from recursion
+    if error is not None:
+        where = ".".join(str(part) for part in error.absolute_path) or "body"
+        raise ApiError(400, "invalid_body", f"{where}: {error.message}"[:300])
+    if not re.fullmatch(HANDLE_PATTERN, body["programmer"]):
+        raise ApiError(400, "invalid_body", "programmer: not a valid handle.")
+    if not re.fullmatch(SLUG_PATTERN, body["problem"]):
+        raise ApiError(400, "invalid_body", "problem: not a valid problem slug.")
+    try:
+        moment = dt.datetime.fromisoformat(body[time_field])
+    except ValueError as error:
+        message = f"{time_field}: not an ISO 8601 date and time."
+        raise ApiError(400, "invalid_body", message) from error
+    if moment.tzinfo is None:
+        raise ApiError(400, "invalid_body", f"{time_field}: give a UTC offset, e.g. +06:00 or Z.")
+    try:
+        # In UTC from here on; a moment like 0001-01-01T00:00+01:00 has no UTC date at all.
+        return moment.astimezone(dt.UTC)
+    except OverflowError as error:
+        raise ApiError(400, "invalid_body", f"{time_field}: out of range.") from error
 
 
 @dataclass(frozen=True)
@@ -239,26 +258,8 @@ class SolveInput:
 
 
 def solve_input(body: Any) -> SolveInput:
-    """A validated solve, or 400. The schema does most of it; Python's `re` lets `$` match before
-    a final newline, so handles and slugs are also matched whole here."""
-    message = _schema_message(body)
-    if message:
-        raise ApiError(400, "invalid_body", message)
-    if not re.fullmatch(HANDLE_PATTERN, body["programmer"]):
-        raise ApiError(400, "invalid_body", "programmer: not a valid handle.")
-    if not re.fullmatch(SLUG_PATTERN, body["problem"]):
-        raise ApiError(400, "invalid_body", "problem: not a valid problem slug.")
-    try:
-        solved_at = dt.datetime.fromisoformat(body["solved_at"])
-    except ValueError as error:
-        raise ApiError(400, "invalid_body", "solved_at: not an ISO 8601 date and time.") from error
-    if solved_at.tzinfo is None:
-        raise ApiError(400, "invalid_body", "solved_at: give a UTC offset, e.g. +06:00 or Z.")
-    try:
-        # In UTC from here on; a moment like 0001-01-01T00:00+01:00 has no UTC date at all.
-        solved_at = solved_at.astimezone(dt.UTC)
-    except OverflowError as error:
-        raise ApiError(400, "invalid_body", "solved_at: out of range.") from error
+    """A validated solve, or 400."""
+    solved_at = judge_body_moment(body, schema="SolveRequest", time_field="solved_at")
     points = body.get("points")
     return SolveInput(
         id=body["id"],

@@ -158,6 +158,7 @@ def test_ids_of_submissions_and_of_solves_are_kept_apart(client, contest, judge,
         verdict(problem={"$ne": None}),
         verdict(submitted_at="2020-01-19T10:00:00"),  # no offset
         verdict(submitted_at="yesterday"),
+        verdict(submitted_at="0001-01-01T00:00:00+01:00"),  # before year 1 in UTC
         verdict(id=""),
         verdict(id=7),
         {key: value for key, value in verdict().items() if key != "verdict"},
