@@ -329,13 +329,6 @@ def programmer_submissions(*, programmer: Programmer, limit: int = 50) -> list[d
     )
 
 
-def parse_day(value: str | None) -> int | None:
-    """An epoch day from YYYY-MM-DD, None when absent. Raises ValueError when malformed."""
-    if not value:
-        return None
-    return leaderboard.date_to_day(dt.date.fromisoformat(value))
-
-
 def day_is_browsable(board: Board, day: int) -> bool:
     """Days whose board is kept: from the oldest kept final board to the end of the forecast."""
     now_day = today()
