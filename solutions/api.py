@@ -31,7 +31,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from . import idempotency, leaderboard, selectors, services, tokens
-from .models import HANDLE_PATTERN, Board, Programmer
+from .models import Board, Programmer
+from .rules import HANDLE_PATTERN
 
 logger = logging.getLogger(__name__)
 

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models.functions import Lower
 
 from . import leaderboard
+from .rules import Scope, handle_validator
 
-HANDLE_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
-# \A and \Z rather than ^ and $: Python's $ also matches before a trailing newline.
-handle_validator = RegexValidator(
-    r"\A[A-Za-z0-9_-]{1,32}\Z", "Use 1 to 32 letters, digits, underscores or hyphens."
-)
 MAX_PROBLEM_POINTS = 10_000
 
 
@@ -50,12 +46,8 @@ class Programmer(models.Model):
 
     def group_scopes(self) -> list[str]:
         """The filtered views of every board this programmer belongs to."""
-        scopes = []
-        if self.country:
-            scopes.append(f"country:{self.country.upper()}")
-        if self.organization:
-            scopes.append(f"org:{self.organization}")
-        return scopes
+        groups = Scope.groups_of(country=self.country, organization=self.organization)
+        return [str(group) for group in groups]
 
 
 class Problem(models.Model):

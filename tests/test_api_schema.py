@@ -17,7 +17,8 @@ from schemathesis.config import SchemathesisConfig
 
 from competitions import services as competition_services
 from solutions import api, services, tokens
-from solutions.models import HANDLE_PATTERN, MAX_PROBLEM_POINTS
+from solutions.models import MAX_PROBLEM_POINTS
+from solutions.rules import HANDLE_PATTERN
 from tests.conftest import NOW
 
 # The competition the description's example slug (`winter-cup`) names, running around NOW.

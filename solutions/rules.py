@@ -1,0 +1,83 @@
+"""The rules of names and groups, each defined once: models, forms, services and API schemas all
+import them from here, so a handle the admin accepts is a handle a judge may report.
+
+- A **handle** is a programmer's public name: 1 to 32 letters, digits, ``_`` or ``-``, unique
+  without regard to case.
+- A **slug** names a problem, a board or a competition in URLs: Django's slug alphabet (letters of
+  either case, digits, ``_`` and ``-``), 1 to 64 characters for problems.
+- A **scope** is the group a board is filtered to: everybody, a country (ISO 3166 alpha-2, upper
+  case) or an organization (trimmed). Its string form (``country:BD``, ``org:BUET``) is how
+  entries and rank data name the group; it is only ever a MongoDB *value*, never a field name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.core.validators import RegexValidator
+
+HANDLE_MAX_LENGTH = 32
+HANDLE_CHARACTERS = "[A-Za-z0-9_-]"
+# `^...$` for JSON Schema and pydantic (whose regex `$` means the very end); Python's `$` also
+# matches before a trailing newline, so Python code uses the `\A...\Z` forms below.
+HANDLE_PATTERN = rf"^{HANDLE_CHARACTERS}{{1,{HANDLE_MAX_LENGTH}}}$"
+HANDLE_MESSAGE = "Use 1 to 32 letters, digits, underscores or hyphens."
+handle_validator = RegexValidator(
+    rf"\A{HANDLE_CHARACTERS}{{1,{HANDLE_MAX_LENGTH}}}\Z", HANDLE_MESSAGE
+)
+
+PROBLEM_SLUG_MAX_LENGTH = 64
+SLUG_CHARACTERS = "[-a-zA-Z0-9_]"  # exactly Django's SlugField alphabet
+PROBLEM_SLUG_PATTERN = rf"^{SLUG_CHARACTERS}{{1,{PROBLEM_SLUG_MAX_LENGTH}}}$"
+problem_slug_validator = RegexValidator(
+    rf"\A{SLUG_CHARACTERS}{{1,{PROBLEM_SLUG_MAX_LENGTH}}}\Z",
+    "Use 1 to 64 letters, digits, underscores or hyphens.",
+)
+
+COUNTRY_PATTERN = "^[A-Za-z]{2}$"
+country_validator = RegexValidator(r"\A[A-Za-z]{2}\Z", "Use a two-letter country code, e.g. BD.")
+ORGANIZATION_MAX_LENGTH = 100
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which programmers a board view counts: everybody (the default), a country or an org."""
+
+    kind: str = ""  # "", "country" or "org"
+    value: str = ""
+
+    @classmethod
+    def of(cls, *, country: str = "", org: str = "") -> Scope:
+        """The scope of a filter; raises ValueError when both are given."""
+        country, org = (country or "").strip().upper(), (org or "").strip()
+        if country and org:
+            raise ValueError("Filter by country or by organization, not both.")
+        if country:
+            return cls("country", country)
+        if org:
+            return cls("org", org)
+        return EVERYBODY
+
+    @classmethod
+    def groups_of(cls, *, country: str, organization: str) -> list[Scope]:
+        """The groups a programmer with this country and organization belongs to."""
+        groups = []
+        if country.strip():
+            groups.append(cls.of(country=country))
+        if organization.strip():
+            groups.append(cls.of(org=organization))
+        return groups
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.value}" if self.kind else ""
+
+    def __bool__(self) -> bool:
+        return bool(self.kind)
+
+    @property
+    def label(self) -> str:
+        """The group in words, for pages."""
+        return {"country": "country ", "org": "organization "}.get(self.kind, "") + self.value
+
+
+EVERYBODY = Scope()
