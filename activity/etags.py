@@ -15,11 +15,12 @@ from django.conf import settings
 from django.contrib.messages import get_messages
 from django.http import HttpRequest
 
+from solutions import live
 from solutions import mongo as solutions_mongo
 from solutions import selectors as board_selectors
 from solutions.services import today
 
-from . import live, mongo, selectors
+from . import selectors
 
 # Profiles show rank history, which the snapshots fill in the background: their ETag also
 # changes every few minutes, so a new history point shows up without waiting for a solve.
@@ -76,7 +77,7 @@ def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> s
     programmer = board_selectors.programmer_by_handle(handle)
     if programmer is None:
         return None
-    versions = mongo.board_versions().find_one({"_id": live.VERSIONS_ID}) or {}
+    versions = live.board_versions(board_selectors.boards_visible().values_list("slug", flat=True))
     parts = [
         "profile",
         fragment,
@@ -85,7 +86,7 @@ def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> s
         programmer.country,
         programmer.organization,
         programmer.on_boards,
-        sorted(versions.get("v", {}).items()),
+        sorted(versions.items()),
         today(),
         int(time.time() // HISTORY_REFRESH_SECONDS),
         _viewer(request),

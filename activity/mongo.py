@@ -1,8 +1,5 @@
 """The activity collections on MongoDB, and their indexes (each bounded by a TTL or a cap).
 
-- ``board_versions``: one document ``{_id: "boards", v: {<board slug>: n}}`` whose counters go
-  up on every change of a board. Live pages put the counter in their ETag: one small read per
-  poll tells whether anything changed.
 - ``rank_history``: one document per (board, programmer, day), ``_id "<slug>:<pid>:<day>"``,
   holding that day's rank (the final one once the day is over). Read by ``_id`` for a chart's
   days; expired ``ACTIVITY_HISTORY_DAYS`` after its day.
@@ -28,10 +25,6 @@ from solutions.mongo import get_db
 
 MAX_CHANGES = 100
 SAMPLES_KEPT = dt.timedelta(days=2)  # longer than the longest alert window (a day)
-
-
-def board_versions() -> Collection:
-    return get_db()["board_versions"]
 
 
 def rank_history() -> Collection:

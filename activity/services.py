@@ -27,13 +27,13 @@ from django.utils import timezone
 from pymongo import DESCENDING, UpdateOne
 from pymongo.errors import DuplicateKeyError
 
-from solutions import entries, leaderboard
+from solutions import entries, leaderboard, live
 from solutions import mongo as solutions_mongo
 from solutions import selectors as board_selectors
 from solutions.models import Board, Programmer
 from solutions.services import today
 
-from . import live, mongo, samples, selectors
+from . import mongo, samples, selectors
 from .models import AlertPreferences, AlertRule, Follow
 
 logger = logging.getLogger(__name__)

@@ -9,6 +9,7 @@ Collections:
 - ``histograms``: per (board, day, group) the number of programmers with each score (rank data).
 - ``tops``: per (board, day, group) the cached first page, kept up to date on every solve.
 - ``requests``: API idempotency keys and their first answers.
+- ``board_versions``: one counter per board, bumped by every change (see `live`).
 """
 
 from __future__ import annotations
@@ -70,6 +71,10 @@ def tops() -> Collection:
 
 def requests() -> Collection:
     return get_db()["requests"]
+
+
+def board_versions() -> Collection:
+    return get_db()["board_versions"]
 
 
 def entry_indexes() -> list[IndexModel]:

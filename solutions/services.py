@@ -16,9 +16,8 @@ from django.utils import timezone
 from pymongo import ReplaceOne, UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from activity.live import boards_touch
-
 from . import entries, leaderboard, mongo
+from .live import boards_touch
 from .models import Board, Problem, Programmer, handle_validator
 
 # A judge's clock may run this far ahead of ours.
