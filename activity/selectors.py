@@ -16,8 +16,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, QuerySet
 from pymongo import DESCENDING
 
-from solutions import entries, leaderboard, selectors
-from solutions import mongo as solutions_mongo
+from solutions import leaderboard, selectors
+from solutions.leaderboard import store
 from solutions.models import Board, Programmer
 from solutions.services import today
 
@@ -52,15 +52,11 @@ def places_of(
                 places[programmer.pk] = Place(standing.rank, standing.score)
         return places
     key = selectors.day_key(board, day)
-    histogram = entries.histogram_read(board.slug, key, scope)
-    found = solutions_mongo.entries(board.slug).find(
-        {"_id": {"$in": list(on_boards)}, **entries.scope_filter(scope)}, {f"keys.{key}": 1}
-    )
+    histogram = store.histogram_read(board.slug, key, scope)
     places = {}
-    for entry in found:
-        score = leaderboard.key_score(entry.get("keys", {}).get(key, 0))
-        if score > 0:
-            places[entry["_id"]] = Place(leaderboard.shared_rank(histogram, score), score)
+    for pid, sort_key in store.entries_keys(board.slug, on_boards, key, scope).items():
+        score = leaderboard.key_score(sort_key)
+        places[pid] = Place(leaderboard.shared_rank(histogram, score), score)
     return places
 
 
@@ -109,7 +105,7 @@ class MovedRow:
 def previous_day_comparable(board: Board, day: int) -> bool:
     """Whether the day before has a board to compare with: kept, and (calendar boards) in the
     same period, so the first day of a month does not show everybody falling."""
-    if day - 1 < entries.history_from(today()):
+    if day - 1 < store.history_from(today()):
         return False
     if board.window in (leaderboard.WEEK, leaderboard.MONTH):
         return board.spec.start(day) < day

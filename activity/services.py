@@ -9,7 +9,6 @@ notification by its drop, so a retry, a crash half-way or a second run changes n
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import logging
 import uuid
 from collections import defaultdict
@@ -24,12 +23,12 @@ from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
-from pymongo import DESCENDING, UpdateOne
+from pymongo import UpdateOne
 from pymongo.errors import DuplicateKeyError
 
-from solutions import entries, leaderboard, live
-from solutions import mongo as solutions_mongo
+from solutions import leaderboard, live
 from solutions import selectors as board_selectors
+from solutions.leaderboard import store
 from solutions.models import Board, Programmer
 from solutions.services import today
 
@@ -123,44 +122,37 @@ def history_record(*, board: Board, day: int) -> int:
     """Record every programmer's rank on the board of `day`: one pass over the board in order
     (ranks by position, shared ones by score), written in batches. Returns how many."""
     key = board_selectors.day_key(board, day)
-    key_field = f"keys.{key}"
-    total = leaderboard.board_total(entries.histogram_read(board.slug, key))
+    total = leaderboard.board_total(store.histogram_read(board.slug, key))
     expires = dt.datetime.combine(
         leaderboard.day_to_date(day + settings.ACTIVITY_HISTORY_DAYS), dt.time(), tzinfo=dt.UTC
     )
-    cursor = (
-        solutions_mongo.entries(board.slug)
-        .find({key_field: {"$gt": 0}}, {"handle": 1, key_field: 1})
-        .sort(key_field, DESCENDING)
-    )
     operations, position, rank, previous_score = [], 0, 0, None
-    for sort_key, tied in itertools.groupby(cursor, key=lambda doc: doc["keys"][key]):
-        score = leaderboard.key_score(sort_key)
-        for document in sorted(tied, key=lambda doc: doc["handle"].lower()):
-            position += 1
-            if board.ties == Board.UNIQUE or score != previous_score:
-                rank = position
-            previous_score = score
-            operations.append(
-                UpdateOne(
-                    {"_id": selectors.history_id(board.slug, document["_id"], day)},
-                    {
-                        "$set": {
-                            "board": board.slug,
-                            "programmer_id": document["_id"],
-                            "day": day,
-                            "rank": rank,
-                            "score": score,
-                            "total": total,
-                            "expires_at": expires,
-                        }
-                    },
-                    upsert=True,
-                )
+    for row in store.rows_in_order(board.slug, key):
+        score = leaderboard.key_score(row["key"])
+        position += 1
+        if board.ties == Board.UNIQUE or score != previous_score:
+            rank = position
+        previous_score = score
+        operations.append(
+            UpdateOne(
+                {"_id": selectors.history_id(board.slug, row["pid"], day)},
+                {
+                    "$set": {
+                        "board": board.slug,
+                        "programmer_id": row["pid"],
+                        "day": day,
+                        "rank": rank,
+                        "score": score,
+                        "total": total,
+                        "expires_at": expires,
+                    }
+                },
+                upsert=True,
             )
-            if len(operations) >= WRITE_BATCH:
-                mongo.rank_history().bulk_write(operations, ordered=False)
-                operations = []
+        )
+        if len(operations) >= WRITE_BATCH:
+            mongo.rank_history().bulk_write(operations, ordered=False)
+            operations = []
     if operations:
         mongo.rank_history().bulk_write(operations, ordered=False)
     return position
@@ -186,7 +178,7 @@ def history_snapshot(*, board: Board) -> HistoryReport:
         if not board.spec.is_all_time:
             first = max(
                 state.get("final_day", now_day - selectors.CHART_DAYS) + 1,
-                entries.history_from(now_day),
+                store.history_from(now_day),
             )
             report.days += list(range(first, now_day))
         if state.get("version") != version or state.get("day") != now_day:

@@ -4,10 +4,8 @@ Collections:
 - ``submissions``: every attempt with its verdict (the audit trail).
 - ``solves``: the first accepted solve of each (programmer, problem); a unique key makes it count
   once. The source of truth: every board can be rebuilt from it.
-- ``entries.<board>``: one document per (board, programmer): daily counts, forward-dated sums,
-  sort keys. One collection per board, so each per-day query has a single wildcard index to use.
-- ``histograms``: per (board, day, group) the number of programmers with each score (rank data).
-- ``tops``: per (board, day, group) the cached first page, kept up to date on every solve.
+- the engine's collections (``entries.<board>``, ``histograms``, ``tops``): see
+  `leaderboard.store`, which alone names them.
 - ``requests``: API idempotency keys and their first answers.
 - ``board_versions``: one counter per board, bumped by every change (see `live`).
 """
@@ -56,38 +54,12 @@ def solves() -> Collection:
     return get_db()["solves"]
 
 
-def entries(board_slug: str) -> Collection:
-    # Board slugs are validated SlugFields, so they are safe in a collection name.
-    return get_db()[f"entries.{board_slug}"]
-
-
-def histograms() -> Collection:
-    return get_db()["histograms"]
-
-
-def tops() -> Collection:
-    return get_db()["tops"]
-
-
 def requests() -> Collection:
     return get_db()["requests"]
 
 
 def board_versions() -> Collection:
     return get_db()["board_versions"]
-
-
-def entry_indexes() -> list[IndexModel]:
-    """The indexes of every board's entries collection.
-
-    `sums.$**` serves `sums.D` predicates (who is on the board of day D); `keys.$**` serves the
-    order of day D (sort and keyset pagination on `keys.D`). A wildcard index serves one field
-    per query, so each query filters and sorts on a single per-day field.
-    """
-    return [
-        IndexModel([("sums.$**", ASCENDING)], name="sums_wildcard"),
-        IndexModel([("keys.$**", ASCENDING)], name="keys_wildcard"),
-    ]
 
 
 def fixed_indexes() -> dict[str, list[IndexModel]]:
@@ -115,8 +87,8 @@ def ensure_indexes(board_slugs: list[str]) -> list[str]:
     created = []
     for name, models in fixed_indexes().items():
         created += [f"{name}.{index}" for index in db[name].create_indexes(models)]
-    for slug in board_slugs:
-        created += [
-            f"entries.{slug}.{index}" for index in entries(slug).create_indexes(entry_indexes())
-        ]
+    from .leaderboard import store  # the engine declares its own collections' indexes
+
+    for name, models in store.indexes(board_slugs).items():
+        created += [f"{name}.{index}" for index in db[name].create_indexes(models)]
     return created

@@ -7,9 +7,10 @@ import math
 from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
-from pymongo import ASCENDING, DESCENDING
+from pymongo import DESCENDING
 
-from . import entries, leaderboard, mongo
+from . import leaderboard, mongo
+from .leaderboard import store
 from .models import Board, Problem, Programmer
 from .services import today
 
@@ -73,17 +74,16 @@ def problems_published() -> QuerySet[Problem]:
 
 
 def day_key(board: Board, day: int) -> str:
-    return entries.board_key(board.spec, day)
+    return store.board_key(board.spec, day)
 
 
 def _rows(
-    board: Board, documents: list[dict], histogram: dict[int, int], first_offset: int, key_field
+    board: Board, documents: list[dict], histogram: dict[int, int], first_offset: int
 ) -> list[Row]:
     """Board rows with their ranks: shared (from the histogram) or unique (by position)."""
     rows = []
-    ordered = sorted(documents, key=lambda doc: (-key_field(doc), doc["handle"].lower()))
-    for position, doc in enumerate(ordered):
-        score = leaderboard.key_score(key_field(doc))
+    for position, doc in enumerate(store.listing_order(documents)):
+        score = leaderboard.key_score(doc["key"])
         if board.ties == Board.UNIQUE:
             rank = first_offset + position + 1
         else:
@@ -104,7 +104,7 @@ def board_page(
     on `keys.D` that starts at the score the histogram says the page begins with."""
     day = today() if day is None else day
     key = day_key(board, day)
-    histogram = entries.histogram_read(board.slug, key, scope)
+    histogram = store.histogram_read(board.slug, key, scope)
     result = BoardPage(
         board=board,
         day=day,
@@ -117,69 +117,12 @@ def board_page(
     if offset >= result.total:
         return result
     # Solves keep cached top pages current up to today; a forecast day is queried each time.
-    if offset + page_size <= entries.TOP_SIZE and day <= today():
-        documents = entries.top_rows(board.slug, key, scope)[offset : offset + page_size]
+    if offset + page_size <= store.TOP_SIZE and day <= today():
+        documents = store.top_rows(board.slug, key, scope)[offset : offset + page_size]
     else:
-        documents = _documents_from(board, key, scope, histogram, offset, page_size)
-    result.rows = _rows(board, documents, histogram, offset, key_field=lambda doc: doc["key"])
+        documents = store.rows_from(board.slug, key, scope, histogram, offset, page_size)
+    result.rows = _rows(board, documents, histogram, offset)
     return result
-
-
-def _documents_from(
-    board: Board, key: str, scope: str, histogram: dict[int, int], offset: int, limit: int
-) -> list[dict]:
-    """`limit` entries from `offset`: a keyset range below the page's first score, so the index
-    skips everybody with a better score and only the page's own tie group is stepped over."""
-    score, above = leaderboard.score_at_offset(histogram, offset)
-    field_name = f"keys.{key}"
-    collection = mongo.entries(board.slug)
-    projection = {"handle": 1, field_name: 1}
-    scope_query = entries.scope_filter(scope)
-    ceiling = leaderboard.score_floor_key(score + 1)
-    page = list(
-        collection.find({field_name: {"$gt": 0, "$lt": ceiling}, **scope_query}, projection)
-        .sort(field_name, DESCENDING)
-        .skip(offset - above)
-        .limit(limit)
-    )
-    if page:
-        page = _edges_by_handle(page, key, collection, projection, scope_query, offset - above)
-    return [{"pid": doc["_id"], "handle": doc["handle"], "key": doc["keys"][key]} for doc in page]
-
-
-def _edges_by_handle(
-    page: list[dict], key: str, collection, projection: dict, scope_query: dict, skipped: int
-) -> list[dict]:
-    """The page with the right members of the tie groups its edges cut through.
-
-    The index orders entries with equal keys (same score, reached the same second) arbitrarily,
-    but the board lists them by handle. Such a group at the top of the page ends on it, so the page
-    holds its last members by handle; one at the bottom starts on it, so the page holds its first.
-    Only a page that lies wholly inside one group needs to count how much of it came before.
-    """
-    field_name = f"keys.{key}"
-    first, last = page[0]["keys"][key], page[-1]["keys"][key]
-
-    def group(edge: int) -> list[dict]:
-        members = collection.find({field_name: edge, **scope_query}, projection)
-        return sorted(members, key=lambda doc: doc["handle"].lower())
-
-    if first == last:
-        ahead = collection.count_documents(
-            {
-                field_name: {
-                    "$gt": first,
-                    "$lt": leaderboard.score_floor_key(leaderboard.key_score(first) + 1),
-                },
-                **scope_query,
-            }
-        )
-        start = skipped - ahead
-        return group(first)[start : start + len(page)]
-    on_page_first = sum(1 for doc in page if doc["keys"][key] == first)
-    on_page_last = sum(1 for doc in page if doc["keys"][key] == last)
-    middle = [doc for doc in page if doc["keys"][key] not in (first, last)]
-    return group(first)[-on_page_first:] + middle + group(last)[:on_page_last]
 
 
 def programmer_by_handle(handle: str) -> Programmer | None:
@@ -193,12 +136,9 @@ def programmer_standing(
     small reads whatever the size of the board (unique ranks add a count inside the tie)."""
     day = today() if day is None else day
     key = day_key(board, day)
-    histogram = entries.histogram_read(board.slug, key, scope)
+    histogram = store.histogram_read(board.slug, key, scope)
     total = leaderboard.board_total(histogram)
-    entry = mongo.entries(board.slug).find_one(
-        {"_id": programmer.pk, **entries.scope_filter(scope)}, {f"keys.{key}": 1}
-    )
-    sort_key = (entry or {}).get("keys", {}).get(key, 0)
+    sort_key = store.entry_key(board.slug, programmer.pk, key, scope)
     score = leaderboard.key_score(sort_key)
     if score <= 0 or not programmer.on_boards:
         return Standing(
@@ -206,7 +146,7 @@ def programmer_standing(
         )
     rank = leaderboard.shared_rank(histogram, score)
     if board.ties == Board.UNIQUE:
-        rank += _ahead_in_tie(board, key, scope, programmer, sort_key)
+        rank += store.ahead_in_tie(board.slug, key, scope, programmer.handle, sort_key)
     return Standing(
         board=board,
         day=day,
@@ -218,23 +158,6 @@ def programmer_standing(
     )
 
 
-def _ahead_in_tie(board: Board, key: str, scope: str, programmer: Programmer, sort_key: int) -> int:
-    """How many with the same score are listed before this programmer (earlier, or same time and
-    an earlier handle)."""
-    field_name = f"keys.{key}"
-    collection = mongo.entries(board.slug)
-    score_ceiling = leaderboard.score_floor_key(leaderboard.key_score(sort_key) + 1)
-    earlier = collection.count_documents(
-        {field_name: {"$gt": sort_key, "$lt": score_ceiling}, **entries.scope_filter(scope)}
-    )
-    same_time = collection.find(
-        {field_name: sort_key, **entries.scope_filter(scope)}, {"handle": 1}
-    )
-    return earlier + sum(
-        1 for doc in same_time if doc["handle"].lower() < programmer.handle.lower()
-    )
-
-
 def programmer_neighbours(
     *, board: Board, standing: Standing, around: int, scope: str = ""
 ) -> tuple[list[Row], list[Row]]:
@@ -242,54 +165,12 @@ def programmer_neighbours(
     if standing.rank is None or around <= 0:
         return [], []
     key = day_key(board, standing.day)
-    field_name = f"keys.{key}"
-    collection = mongo.entries(board.slug)
-    projection = {"handle": 1, field_name: 1}
-    scope_query = entries.scope_filter(scope)
-
-    def nearest(key_range: dict, direction: int) -> list[dict]:
-        """The `around` nearest keys in one direction, plus everybody sharing the farthest key
-        (the index orders equal keys arbitrarily; the handle decides who is nearer)."""
-        found = list(
-            collection.find({field_name: key_range, **scope_query}, projection)
-            .sort(field_name, direction)
-            .limit(around)
-        )
-        if len(found) < around:
-            return found
-        edge = found[-1]["keys"][key]
-        return [doc for doc in found if doc["keys"][key] != edge] + list(
-            collection.find({field_name: edge, **scope_query}, projection)
-        )
-
-    # Programmers with exactly the same key (same score, reached the same second) are listed by
-    # handle around this one.
-    own = standing.handle.lower()
-    same = list(collection.find({field_name: standing.key, **scope_query}, projection))
-
-    def place(doc: dict) -> tuple[int, str]:
-        return -doc["keys"][key], doc["handle"].lower()
-
-    above = sorted(
-        nearest({"$gt": standing.key}, ASCENDING)
-        + [doc for doc in same if doc["handle"].lower() < own],
-        key=place,
-    )[-around:]
-    below = sorted(
-        nearest({"$gt": 0, "$lt": standing.key}, DESCENDING)
-        + [doc for doc in same if doc["handle"].lower() > own],
-        key=place,
-    )[:around]
-    histogram = entries.histogram_read(board.slug, key, scope)
-
-    def to_rows(documents: list[dict], first_offset: int) -> list[Row]:
-        shaped = [
-            {"pid": d["_id"], "handle": d["handle"], "key": d["keys"][key]} for d in documents
-        ]
-        return _rows(board, shaped, histogram, first_offset, key_field=lambda doc: doc["key"])
-
-    above_rows = to_rows(above, standing.rank - 1 - len(above))
-    below_rows = to_rows(below, standing.rank)
+    above, below = store.neighbour_rows(
+        board.slug, key, scope, standing.handle, standing.key, around
+    )
+    histogram = store.histogram_read(board.slug, key, scope)
+    above_rows = _rows(board, above, histogram, standing.rank - 1 - len(above))
+    below_rows = _rows(board, below, histogram, standing.rank)
     return above_rows, below_rows
 
 
@@ -303,11 +184,7 @@ def programmer_forecast(
     now_day = today()
     horizon = days or board.spec.span
     wanted = [now_day + offset for offset in range(1, horizon + 1)]
-    entry = (
-        mongo.entries(board.slug).find_one({"_id": programmer.pk}, {f"sums.{d}": 1 for d in wanted})
-        or {}
-    )
-    sums = entry.get("sums", {})
+    sums = store.entry_sums(board.slug, programmer.pk, [str(d) for d in wanted])
     return [(leaderboard.day_to_date(d), sums.get(str(d), 0)) for d in wanted]
 
 
@@ -332,7 +209,7 @@ def programmer_submissions(*, programmer: Programmer, limit: int = 50) -> list[d
 def day_is_browsable(board: Board, day: int) -> bool:
     """Days whose board is kept: from the oldest kept final board to the end of the forecast."""
     now_day = today()
-    return entries.history_from(now_day) <= day <= now_day + max(board.spec.span, 1)
+    return store.history_from(now_day) <= day <= now_day + max(board.spec.span, 1)
 
 
 def programmer_position(
@@ -347,7 +224,9 @@ def programmer_position(
     if board.ties == Board.UNIQUE:
         return standing.rank  # already counts those ahead inside the tie
     key = day_key(board, standing.day)
-    return standing.rank + _ahead_in_tie(board, key, scope, programmer, standing.key)
+    return standing.rank + store.ahead_in_tie(
+        board.slug, key, scope, programmer.handle, standing.key
+    )
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from bson import ObjectId
 from django.conf import settings
@@ -13,10 +13,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from pymongo import ReplaceOne, UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from . import entries, leaderboard, mongo
+from . import leaderboard, mongo
+from .leaderboard import rebuild, store
 from .live import boards_touch
 from .models import Board, Problem, Programmer, handle_validator
 
@@ -172,7 +172,7 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
         now_day = today()
         slugs = []
         for board in Board.objects.all():
-            event = entries.SolveEvent(
+            event = store.SolveEvent(
                 programmer_id=programmer.pk,
                 handle=programmer.handle,
                 groups=tuple(programmer.group_scopes()),
@@ -180,7 +180,7 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
                 value=board.value_of(solve["points"]),
                 at=solve["solved_at"],
             )
-            entries.entry_apply_solve(board.slug, board.spec, event, now_day)
+            store.entry_apply_solve(board.slug, board.spec, event, now_day)
             slugs.append(board.slug)
         boards_touch(slugs)  # live pages see the change on their next poll
     mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
@@ -206,9 +206,9 @@ def programmer_set_visibility(
     programmer.save(update_fields=["hidden", "banned"])
     if was_on_boards and not programmer.on_boards:
         for board in Board.objects.all():
-            _entry_remove(board, programmer)
+            store.entry_remove(board.slug, programmer.pk)
         # Their rows may sit in any cached top page; the next read rebuilds the dropped ones.
-        mongo.tops().delete_many({"rows.pid": programmer.pk})
+        store.entry_leave_tops(programmer.pk)
     elif programmer.on_boards and not was_on_boards:
         solves = list(
             mongo.solves().find({"programmer_id": programmer.pk}, {"points": 1, "solved_at": 1})
@@ -221,28 +221,12 @@ def programmer_set_visibility(
     return programmer
 
 
-def _entry_remove(board: Board, programmer: Programmer) -> None:
-    """Delete a programmer's entry on a board and move them out of every histogram it counts in."""
-    entry = mongo.entries(board.slug).find_one_and_delete(
-        {"_id": programmer.pk}, projection={"sums": 1, "groups": 1}
-    )
-    if entry is None:
-        return
-    changes = {day: (score, 0) for day, score in entry.get("sums", {}).items() if score > 0}
-    entries.histograms_move(board.slug, changes, ["", *entry.get("groups", [])])
-
-
 def _entry_restore(board: Board, programmer: Programmer, solves: list[dict], now_day: int) -> None:
     """Put a programmer back on a board, their entry computed from their solves."""
-    _entry_remove(board, programmer)  # a stray entry would be counted twice
+    store.entry_remove(board.slug, programmer.pk)
     document = entry_from_solves(board, programmer, solves, now_day)
-    if document is None:
-        return
-    mongo.entries(board.slug).replace_one({"_id": programmer.pk}, document, upsert=True)
-    changes = {day: (0, score) for day, score in document["sums"].items() if score > 0}
-    entries.histograms_move(board.slug, changes, ["", *document["groups"]])
-    # Top pages are small and rebuilt on the next read: simpler than placing them in each.
-    entries.tops_forget(board.slug)
+    if document is not None:
+        store.entry_restore(board.slug, document)
 
 
 def programmer_refresh_boards(*, programmer: Programmer) -> None:
@@ -282,68 +266,15 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
 def entry_from_solves(
     board: Board, programmer: Programmer, solves: list[dict], now_day: int
 ) -> dict | None:
-    """The entry a board should hold for a programmer, computed from their solves alone.
-
-    Gives exactly what the incremental updates leave behind for every day still kept.
-    """
-    if not solves:
-        return None
-    window = board.spec
-    daily: dict[int, int] = defaultdict(int)
-    latest: dict[int, dt.datetime] = {}
-    for solve in solves:
-        day = solve_day(solve["solved_at"])
-        daily[day] += board.value_of(solve["points"])
-        latest[day] = max(latest.get(day, solve["solved_at"]), solve["solved_at"])
-    document = {
-        "_id": programmer.pk,
-        "handle": programmer.handle,
-        "groups": programmer.group_scopes(),
-    }
-    if window.is_all_time:
-        key = leaderboard.ALL_TIME_KEY
-        total, reached = sum(daily.values()), max(latest.values())
-        return {
-            **document,
-            "sums": {key: total},
-            "last": {key: reached},
-            "keys": {key: leaderboard.sort_key(total, reached)},
-        }
-    board_days = sorted(
-        {
-            d
-            for day in daily
-            for d in window.affected_days(day)
-            if d >= entries.history_from(now_day)
-        }
+    """The entry a board should hold for a programmer, computed from their solves alone."""
+    who = rebuild.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
+    return rebuild.entry_from_solves(
+        board.spec, board.value_of, who, solves, now_day, settings.LEADERBOARD_TIME_ZONE
     )
-    sums = leaderboard.window_sums(daily, window, board_days)
-    oldest_count = entries.counts_from(window, now_day)
-    return {
-        **document,
-        "days": {str(d): n for d, n in daily.items() if d >= oldest_count},
-        "last": {str(d): t for d, t in latest.items() if d >= oldest_count},
-        "sums": {str(d): s for d, s in sums.items()},
-        "keys": {
-            str(d): leaderboard.sort_key(s, leaderboard.reached_at(latest, window, d))
-            for d, s in sums.items()
-        },
-    }
 
 
-@dataclass
-class RebuildReport:
-    board: str
-    entries: int = 0
-    changed: int = 0
-    removed: int = 0
-    histograms: int = 0
-    changed_ids: list[int] = field(default_factory=list)
-
-
-def board_rebuild(*, board: Board, dry_run: bool = False) -> RebuildReport:
+def board_rebuild(*, board: Board, dry_run: bool = False) -> rebuild.RebuildReport:
     """Recompute a board's entries, rank data and top pages from the `solves` log."""
-    report = RebuildReport(board=board.slug)
     now_day = today()
     by_programmer: dict[int, list[dict]] = defaultdict(list)
     for solve in mongo.solves().find({}, {"programmer_id": 1, "points": 1, "solved_at": 1}):
@@ -354,50 +285,10 @@ def board_rebuild(*, board: Board, dry_run: bool = False) -> RebuildReport:
         programmer = programmers.get(pid)
         if programmer is not None and programmer.on_boards:
             wanted[pid] = entry_from_solves(board, programmer, solves, now_day)
-    collection = mongo.entries(board.slug)
-    current = {doc["_id"]: doc for doc in collection.find({}, {"previous_sums": 0})}
-    report.entries = len(wanted)
-    report.changed_ids = sorted(pid for pid, doc in wanted.items() if current.get(pid) != doc)
-    report.changed = len(report.changed_ids)
-    stale = [pid for pid in current if pid not in wanted]
-    report.removed = len(stale)
-    histograms = histograms_from_entries(board.slug, wanted.values())
-    report.histograms = len(histograms)
-    if dry_run:
-        return report
-    if report.changed_ids:
-        collection.bulk_write(
-            [ReplaceOne({"_id": pid}, wanted[pid], upsert=True) for pid in report.changed_ids]
-        )
-    if stale:
-        collection.delete_many({"_id": {"$in": stale}})
-    mongo.histograms().delete_many({"board": board.slug})
-    if histograms:
-        mongo.histograms().bulk_write(
-            [UpdateOne({"_id": _id}, {"$set": doc}, upsert=True) for _id, doc in histograms.items()]
-        )
-    entries.tops_forget(board.slug)
-    boards_touch([board.slug])
+    report = rebuild.board_rebuild(board.slug, wanted, dry_run)
+    if not dry_run:
+        boards_touch([board.slug])
     return report
-
-
-def histograms_from_entries(board_slug: str, documents) -> dict[str, dict]:
-    """Every histogram of a board, counted from its entries."""
-    counts: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for document in documents:
-        for day_key, score in document["sums"].items():
-            if score > 0:
-                for scope in ["", *document["groups"]]:
-                    counts[(day_key, scope)][str(score)] += 1
-    return {
-        entries.histogram_id(board_slug, day_key, scope): {
-            "board": board_slug,
-            "day": day_key,
-            "scope": scope,
-            "scores": dict(scores),
-        }
-        for (day_key, scope), scores in counts.items()
-    }
 
 
 # --- bulk loads ------------------------------------------------------------------------------

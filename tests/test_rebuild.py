@@ -12,7 +12,8 @@ import pytest
 import time_machine
 from django.core.management import CommandError, call_command
 
-from solutions import entries, leaderboard, mongo, selectors, services
+from solutions import leaderboard, mongo, selectors, services
+from solutions.leaderboard import store
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
 
@@ -94,20 +95,20 @@ def corrupt(boards: dict[str, Board]) -> None:
     """What a bad deploy or a partial restore might leave: lost rank data, wrong entries,
     a missing entry, an entry for nobody, and a stale cached top page."""
     key = str(TODAY)
-    mongo.histograms().delete_one({"_id": entries.histogram_id("last-7-days", key)})
-    mongo.histograms().update_one(
-        {"_id": entries.histogram_id("last-30-days", key)}, {"$inc": {"scores.1": 5}}
+    store.histograms().delete_one({"_id": store.day_id("last-7-days", key)})
+    store.histograms().update_one(
+        {"_id": store.day_id("last-30-days", key)}, {"$inc": {"scores.1": 5}}
     )
-    victim, lost = mongo.entries("last-7-days").find().sort("_id", 1).limit(2)
-    mongo.entries("last-7-days").update_one(
+    victim, lost = store.entries("last-7-days").find().sort("_id", 1).limit(2)
+    store.entries("last-7-days").update_one(
         {"_id": victim["_id"]},
         {"$set": {f"sums.{key}": 99, f"keys.{key}": leaderboard.sort_key(99, NOW)}},
     )
-    mongo.entries("last-7-days").delete_one({"_id": lost["_id"]})
-    mongo.entries("all-time").insert_one(
+    store.entries("last-7-days").delete_one({"_id": lost["_id"]})
+    store.entries("all-time").insert_one(
         {"_id": 999_999, "handle": "ghost", "groups": [], "sums": {"all": 7}, "keys": {"all": 1}}
     )
-    mongo.tops().update_many({}, {"$set": {"rows": [], "complete": True}})
+    store.tops().update_many({}, {"$set": {"rows": [], "complete": True}})
 
 
 def test_a_rebuild_after_corruption_gives_back_every_page_and_rank(streamed, now):
@@ -148,7 +149,7 @@ def test_one_board_can_be_rebuilt_alone(streamed, now):
     for key, value in before.items():
         if key[0] == "last-7-days":
             assert after[key] == value, key
-    assert mongo.entries("all-time").find_one({"_id": 999_999}) is not None  # left alone
+    assert store.entries("all-time").find_one({"_id": 999_999}) is not None  # left alone
 
 
 def test_an_unknown_board_is_an_error(db):

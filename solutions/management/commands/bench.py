@@ -34,6 +34,7 @@ from django.utils import timezone
 from pymongo import MongoClient, UpdateOne, monitoring
 
 from solutions import mongo, selectors, services
+from solutions.leaderboard import rebuild, store
 from solutions.models import Board, Problem, Programmer
 
 SEED_BATCH = 2_000
@@ -155,11 +156,11 @@ def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Pr
                 for age in ages
             ]
             documents.append(services.entry_from_solves(board, programmer, solves, now_day))
-        collection = mongo.entries(board.slug)
+        collection = store.entries(board.slug)
         for start in range(0, len(documents), SEED_BATCH):
             collection.insert_many(documents[start : start + SEED_BATCH], ordered=False)
-        histograms = services.histograms_from_entries(board.slug, documents)
-        mongo.histograms().bulk_write(
+        histograms = rebuild.histograms_from_entries(board.slug, documents)
+        store.histograms().bulk_write(
             [UpdateOne({"_id": _id}, {"$set": doc}, upsert=True) for _id, doc in histograms.items()]
         )
     return programmers
