@@ -35,11 +35,10 @@ from pymongo import MongoClient
 
 DEFAULT_PORT = 27018
 START_SECONDS = 60  # a cold start on a loaded machine takes a few seconds; a first one, more
-# On Ctrl-C every process of the Procfile is told to stop at once. The server waits this long
-# first, so the web server and Celery close their connections while it still answers (a Celery
-# worker that loses its broker mid-shutdown retries it instead of exiting); honcho kills
-# whatever is left after 5 seconds, so the grace and the server's own shutdown fit in that.
-STOP_GRACE_SECONDS = 1.5
+# On Ctrl-C honcho tells every process of the Procfile to stop at once and kills what is left
+# after 5 s. The server (out of honcho's reach, see EmbeddedServer) waits a second first, so the
+# web server and beat close their connections while it still answers, then stops in about 3 s.
+STOP_GRACE_SECONDS = 1.0
 STOP_SECONDS = 3
 
 
