@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 import uuid
@@ -13,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.embedded_mongo import free_port
-
-pytestmark = pytest.mark.slow
+from tools.embedded_mongo import answers, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 START_SECONDS = 300  # migrations, the embedded server, indexes and a small demo, on a busy machine
@@ -55,6 +54,7 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc (Linux)")
 def test_ctrl_c_on_make_run_leaves_no_process_behind_within_10_seconds(tmp_path):
     marker = uuid.uuid4().hex
@@ -106,3 +106,28 @@ def test_ctrl_c_on_make_run_leaves_no_process_behind_within_10_seconds(tmp_path)
         for pid in processes_marked(marker):  # whatever a failure left: ours, by pid
             os.kill(pid, signal.SIGKILL)
         run.wait()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_with_mongodb_uri_set_the_procfiles_server_line_starts_nothing_and_waits_to_be_stopped(
+    tmp_path, signum
+):
+    """honcho stops every process when one exits, so the line must stay up doing nothing."""
+    port = free_port()
+    line = subprocess.Popen(
+        [sys.executable, "-m", "tools.embedded_mongo", "serve"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "MONGODB_URI": "mongodb://db.example.com/",
+            "EMBEDDED_MONGODB_PORT": str(port),
+            "VAR_DIR": str(tmp_path),
+        },
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert "no embedded one" in line.stdout.readline()
+    assert line.poll() is None
+    assert not (tmp_path / "mongo").exists() and not answers(f"mongodb://127.0.0.1:{port}/")
+    line.send_signal(signum)
+    assert line.wait(10) == 0

@@ -39,7 +39,7 @@ START_SECONDS = 60  # a cold start on a loaded machine takes a few seconds; a fi
 # after 5 s. The server (out of honcho's reach, see EmbeddedServer) waits a second first, so the
 # web server and beat close their connections while it still answers, then stops in about 3 s.
 STOP_GRACE_SECONDS = 1.0
-STOP_SECONDS = 3
+STOP_SECONDS = 3.5  # then SIGKILL: grace and stop stay inside honcho's 5 s
 
 
 def free_port() -> int:
