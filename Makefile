@@ -1,19 +1,29 @@
-# The two commands of the README: `make run` and `make test`. Both set everything up first.
+# The two commands of the README, `make run` and `make test`: both set everything up first.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Touched after each install: pip runs again only when pyproject.toml is newer.
+INSTALLED := $(VENV)/.installed
 
-.PHONY: install run test lint bench
+.PHONY: install run reset test lint bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-install: $(BIN)/python
+$(INSTALLED): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
 
+install: $(INSTALLED)
+
+# The site on http://127.0.0.1:8000/ (the Procfile under honcho, see bin/run); Ctrl-C stops it.
 run: install
 	bin/run
+
+# Wipe the development site's data and seed the demo again, printing a new demo password.
+reset: install
+	bin/run reset
 
 test: install
 	$(BIN)/ruff check .

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "solutions",
     "competitions",
     "activity",
+    "demo",
 ]
 
 MIDDLEWARE = [

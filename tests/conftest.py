@@ -17,7 +17,7 @@ from pymongo import MongoClient
 from solutions import mongo, services
 from solutions.leaderboard import WEEK
 from solutions.models import Board, Problem
-from tests.mongo_server import EmbeddedServer
+from tools.embedded_mongo import EmbeddedServer
 
 # A fixed "now" for everything about days: 2020-01-19 12:00 UTC is epoch day 18280.
 NOW = dt.datetime(2020, 1, 19, 12, 0, tzinfo=dt.UTC)
@@ -37,9 +37,11 @@ def fast_passwords(settings):
 
 @pytest.fixture(scope="session")
 def embedded_server():
-    server = EmbeddedServer()
-    yield server
-    server.stop()
+    """One in-memory server for the session, started like `make run` starts its own. Its TTL
+    sweeper is off: tests pin the clock to 2020, so the sweeper (on the real clock) would delete
+    every document with an expiry (rank samples, notifications, locks) at some moment of a test."""
+    with EmbeddedServer(expire=False) as server:
+        yield server
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ from solutions.models import MAX_PROBLEM_POINTS
 from solutions.rules import HANDLE_PATTERN
 from tests.conftest import NOW
 
+pytestmark = pytest.mark.slow  # schemathesis: `pytest -m "not slow"` skips it
+
 # The competition the description's example slug (`winter-cup`) names, running around NOW.
 CONTEST_START = NOW - dt.timedelta(hours=3)
 CONTEST_END = NOW + dt.timedelta(hours=2)

@@ -6,10 +6,13 @@ from __future__ import annotations
 import re
 from io import StringIO
 
+import pytest
 from django.core.management import call_command
 from pymongo import MongoClient
 
 from solutions.management.commands.bench import bench_run
+
+pytestmark = pytest.mark.slow
 
 
 def counts(results, size: int) -> dict[str, int]:

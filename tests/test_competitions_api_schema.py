@@ -18,6 +18,8 @@ from competitions import services
 from solutions import api, tokens
 from tests.test_api_schema import response_validator
 
+pytestmark = pytest.mark.slow  # schemathesis: `pytest -m "not slow"` skips it
+
 SUBMISSIONS = "/api/v1/submissions"
 STANDINGS = "/api/v1/competitions/{competition}/standings"
 START = dt.datetime(2020, 1, 19, 9, 0, tzinfo=dt.UTC)

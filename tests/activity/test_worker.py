@@ -25,7 +25,7 @@ from leaderboard_site.celery import app as celery_app
 from tests.activity.conftest import alert_rule, opt_in, solve, solve_many
 from tests.services_available import require_redis
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
 def _reset_connections(app) -> None:

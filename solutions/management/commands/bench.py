@@ -17,16 +17,11 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import random
-import shutil
-import socket
 import statistics
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -36,6 +31,7 @@ from pymongo import MongoClient, UpdateOne, monitoring
 from solutions import mongo, selectors, services
 from solutions.leaderboard import rebuild, store
 from solutions.models import Board, Problem, Programmer
+from tools import embedded_mongo
 
 SEED_BATCH = 2_000
 COUNTRIES = ["BD", "IN", "NP", "PK", "LK", ""]
@@ -70,50 +66,24 @@ class Measure:
     milliseconds: float  # the median of the repetitions
 
 
-def _answers(uri: str) -> bool:
-    try:
-        MongoClient(uri, serverSelectionTimeoutMS=1500).admin.command("ping")
-    except Exception:
-        return False
-    return True
-
-
 @contextlib.contextmanager
 def mongodb_server(uri: str | None) -> Iterator[str]:
     """The server to measure: `uri`, else MONGODB_URI if it answers, else an embedded one."""
     if uri:
-        if not _answers(uri):
+        if not embedded_mongo.answers(uri, timeout_ms=1500):
             raise CommandError(f"No MongoDB server answers at {uri}.")
         yield uri
         return
-    if _answers(settings.MONGODB_URI):
+    if embedded_mongo.answers(settings.MONGODB_URI, timeout_ms=1500):
         yield settings.MONGODB_URI
         return
-    binary = shutil.which("secantusd-py") or str(Path(sys.executable).with_name("secantusd-py"))
-    if not Path(binary).exists():
-        raise CommandError("No MongoDB answers and secantusd-py is not installed: pass --uri.")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    embedded = f"mongodb://127.0.0.1:{port}/"
-    process = subprocess.Popen(
-        [binary, "--host", "127.0.0.1", "--port", str(port), "--storage-path", ":memory:"]
-        + ["--log-level", "WARNING"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     try:
-        deadline = time.monotonic() + 30
-        while not _answers(embedded):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise CommandError("The embedded server did not start.")
-        yield embedded
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        server = embedded_mongo.EmbeddedServer()
+    except RuntimeError as error:
+        message = f"No MongoDB answers and the embedded one did not start: {error}"
+        raise CommandError(message) from error
+    with server:
+        yield server.uri
 
 
 @contextlib.contextmanager

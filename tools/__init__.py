@@ -1,0 +1,1 @@
+"""Development tools: nothing here is imported by the site's runtime code."""
