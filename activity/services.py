@@ -127,19 +127,19 @@ def history_record(*, board: Board, day: int) -> int:
         leaderboard.day_to_date(day + settings.ACTIVITY_HISTORY_DAYS), dt.time(), tzinfo=dt.UTC
     )
     operations, position, rank, previous_score = [], 0, 0, None
-    for row in store.rows_in_order(board.slug, key):
-        score = leaderboard.key_score(row["key"])
+    for member in store.members_in_order(board.slug, key):
+        score = member.score
         position += 1
         if board.ties == Board.UNIQUE or score != previous_score:
             rank = position
         previous_score = score
         operations.append(
             UpdateOne(
-                {"_id": selectors.history_id(board.slug, row["pid"], day)},
+                {"_id": selectors.history_id(board.slug, member.programmer_id, day)},
                 {
                     "$set": {
                         "board": board.slug,
-                        "programmer_id": row["pid"],
+                        "programmer_id": member.programmer_id,
                         "day": day,
                         "rank": rank,
                         "score": score,

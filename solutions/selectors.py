@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from pymongo import DESCENDING
 
 from . import leaderboard, mongo
-from .leaderboard import store
+from .leaderboard import sets, store
 from .models import Board, Problem, Programmer
 from .services import today
 
@@ -55,6 +55,7 @@ class Standing:
     score: int
     total: int
     key: int = 0
+    programmer_id: int = 0
 
     @property
     def percentile(self) -> float | None:
@@ -78,17 +79,24 @@ def day_key(board: Board, day: int) -> str:
 
 
 def _rows(
-    board: Board, documents: list[dict], histogram: dict[int, int], first_offset: int
+    board: Board, members: list[sets.Member], histogram: dict[int, int], first_offset: int
 ) -> list[Row]:
-    """Board rows with their ranks: shared (from the histogram) or unique (by position)."""
+    """Board rows in listing order with their ranks: shared (from the histogram) or unique (by
+    position)."""
     rows = []
-    for position, doc in enumerate(store.listing_order(documents)):
-        score = leaderboard.key_score(doc["key"])
+    for position, member in enumerate(members):
         if board.ties == Board.UNIQUE:
             rank = first_offset + position + 1
         else:
-            rank = leaderboard.shared_rank(histogram, score)
-        rows.append(Row(rank=rank, handle=doc["handle"], score=score, programmer_id=doc["pid"]))
+            rank = leaderboard.shared_rank(histogram, member.score)
+        rows.append(
+            Row(
+                rank=rank,
+                handle=member.handle,
+                score=member.score,
+                programmer_id=member.programmer_id,
+            )
+        )
     return rows
 
 
@@ -100,11 +108,11 @@ def board_page(
     page_size: int = PAGE_SIZE,
     scope: str = "",
 ) -> BoardPage:
-    """One page of a board day: the first from the cached top page, later ones by a range query
-    on `keys.D` that starts at the score the histogram says the page begins with."""
+    """One page of a board day: the day's manifest, then the one or two sets holding the page
+    (two `_id` reads at any offset and any size)."""
     day = today() if day is None else day
-    key = day_key(board, day)
-    histogram = store.histogram_read(board.slug, key, scope)
+    offset = (page - 1) * page_size
+    histogram, members = store.order_page(board.slug, day_key(board, day), scope, offset, page_size)
     result = BoardPage(
         board=board,
         day=day,
@@ -113,15 +121,7 @@ def board_page(
         page=page,
         page_size=page_size,
     )
-    offset = (page - 1) * page_size
-    if offset >= result.total:
-        return result
-    # Solves keep cached top pages current up to today; a forecast day is queried each time.
-    if offset + page_size <= store.TOP_SIZE and day <= today():
-        documents = store.top_rows(board.slug, key, scope)[offset : offset + page_size]
-    else:
-        documents = store.rows_from(board.slug, key, scope, histogram, offset, page_size)
-    result.rows = _rows(board, documents, histogram, offset)
+    result.rows = _rows(board, members, histogram, offset)
     return result
 
 
@@ -133,20 +133,23 @@ def programmer_standing(
     *, board: Board, programmer: Programmer, day: int | None = None, scope: str = ""
 ) -> Standing:
     """The programmer's rank and score on a board day: the entry plus the day's histogram, two
-    small reads whatever the size of the board (unique ranks add a count inside the tie)."""
+    small reads whatever the size of the board (unique ranks read their place in the order)."""
     day = today() if day is None else day
     key = day_key(board, day)
     histogram = store.histogram_read(board.slug, key, scope)
     total = leaderboard.board_total(histogram)
-    sort_key = store.entry_key(board.slug, programmer.pk, key, scope)
+    entry = store.entry_read(board.slug, programmer.pk, [key])
+    sort_key = store.entry_key(entry, key)
     score = leaderboard.key_score(sort_key)
-    if score <= 0 or not programmer.on_boards:
+    in_scope = not scope or scope in entry.get("groups", [])
+    if score <= 0 or not programmer.on_boards or not in_scope:
         return Standing(
             board=board, day=day, handle=programmer.handle, rank=None, score=0, total=total
         )
     rank = leaderboard.shared_rank(histogram, score)
     if board.ties == Board.UNIQUE:
-        rank += store.ahead_in_tie(board.slug, key, scope, programmer.handle, sort_key)
+        position = _position(board, key, scope, entry, sort_key)
+        rank = rank if position is None else position + 1
     return Standing(
         board=board,
         day=day,
@@ -155,23 +158,35 @@ def programmer_standing(
         score=score,
         total=total,
         key=sort_key,
+        programmer_id=programmer.pk,
     )
+
+
+def _position(board: Board, key: str, scope: str, entry: dict, sort_key: int) -> int | None:
+    """A programmer's 0-based place in the listing order of a board day (from their entry)."""
+    member = sets.Member(sort_key, entry["handle"], entry["_id"])
+    return store.member_position(board.slug, key, scope, member)
 
 
 def programmer_neighbours(
     *, board: Board, standing: Standing, around: int, scope: str = ""
 ) -> tuple[list[Row], list[Row]]:
-    """The `around` programmers just above and just below a standing (keyset range queries)."""
+    """The `around` programmers just above and just below a standing: their place in the order,
+    then the sets around it."""
     if standing.rank is None or around <= 0:
         return [], []
     key = day_key(board, standing.day)
-    above, below = store.neighbour_rows(
-        board.slug, key, scope, standing.handle, standing.key, around
+    entry = store.entry_read(board.slug, standing.programmer_id, [key])
+    position = _position(board, key, scope, entry, standing.key) if entry else None
+    if position is None:
+        return [], []
+    first = max(0, position - around)
+    histogram, members = store.order_page(
+        board.slug, key, scope, first, position - first + 1 + around
     )
-    histogram = store.histogram_read(board.slug, key, scope)
-    above_rows = _rows(board, above, histogram, standing.rank - 1 - len(above))
-    below_rows = _rows(board, below, histogram, standing.rank)
-    return above_rows, below_rows
+    rows = _rows(board, members, histogram, first)
+    own = position - first
+    return rows[:own], rows[own + 1 :]
 
 
 def programmer_forecast(
@@ -184,8 +199,8 @@ def programmer_forecast(
     now_day = today()
     horizon = days or board.spec.span
     wanted = [now_day + offset for offset in range(1, horizon + 1)]
-    sums = store.entry_sums(board.slug, programmer.pk, [str(d) for d in wanted])
-    return [(leaderboard.day_to_date(d), sums.get(str(d), 0)) for d in wanted]
+    entry = store.entry_read(board.slug, programmer.pk, [str(d) for d in wanted])
+    return [(leaderboard.day_to_date(d), store.entry_sum(entry, str(d))) for d in wanted]
 
 
 def programmer_solved_problems(*, programmer: Programmer) -> list[dict]:
@@ -222,11 +237,11 @@ def programmer_position(
     if standing.rank is None:
         return None
     if board.ties == Board.UNIQUE:
-        return standing.rank  # already counts those ahead inside the tie
+        return standing.rank  # already the place in the order
     key = day_key(board, standing.day)
-    return standing.rank + store.ahead_in_tie(
-        board.slug, key, scope, programmer.handle, standing.key
-    )
+    entry = store.entry_read(board.slug, programmer.pk, [key])
+    position = _position(board, key, scope, entry, standing.key)
+    return None if position is None else position + 1
 
 
 @dataclass(frozen=True)

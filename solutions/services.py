@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from bson import ObjectId
@@ -167,12 +167,14 @@ def solve_report(
 
 
 def solve_apply(solve: dict, programmer: Programmer) -> None:
-    """Count a logged solve on every board, then mark it applied."""
+    """Count a logged solve on every board (each count is idempotent by the solve's id), bring
+    the boards' orders along, then mark the solve applied."""
     if programmer.on_boards:
         now_day = today()
-        slugs = []
-        for board in Board.objects.all():
+        boards = list(Board.objects.all())
+        for board in boards:
             event = store.SolveEvent(
+                solve_id=str(solve["_id"]),
                 programmer_id=programmer.pk,
                 handle=programmer.handle,
                 groups=tuple(programmer.group_scopes()),
@@ -180,9 +182,9 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
                 value=board.value_of(solve["points"]),
                 at=solve["solved_at"],
             )
-            store.entry_apply_solve(board.slug, board.spec, event, now_day)
-            slugs.append(board.slug)
-        boards_touch(slugs)  # live pages see the change on their next poll
+            store.entry_count_solve(board.slug, board.spec, event, now_day)
+            store.orders_catch_up(board.slug, [programmer.pk])
+        boards_touch([board.slug for board in boards])  # live pages see it on their next poll
     mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
 
 
@@ -194,9 +196,10 @@ def programmer_set_visibility(
 ) -> Programmer:
     """Hide, ban or restore a programmer (None leaves a flag as it is).
 
-    Leaving the boards deletes their entries and takes them out of the rank data, so everybody
-    below closes up at once; coming back rebuilds their entries from the `solves` log. Solves keep
-    being logged meanwhile (`solve_apply` skips the boards), so nothing is lost either way.
+    Leaving the boards empties their entries and takes them out of the orders, so everybody
+    below closes up at once; coming back recomputes their entries from the `solves` log. Only this
+    programmer moves. Solves keep being logged meanwhile (`solve_apply` skips the boards), so
+    nothing is lost either way.
     """
     was_on_boards = programmer.on_boards
     if hidden is not None:
@@ -204,47 +207,35 @@ def programmer_set_visibility(
     if banned is not None:
         programmer.banned = banned
     programmer.save(update_fields=["hidden", "banned"])
-    if was_on_boards and not programmer.on_boards:
-        for board in Board.objects.all():
-            store.entry_remove(board.slug, programmer.pk)
-        # Their rows may sit in any cached top page; the next read rebuilds the dropped ones.
-        store.entry_leave_tops(programmer.pk)
-    elif programmer.on_boards and not was_on_boards:
-        solves = list(
-            mongo.solves().find({"programmer_id": programmer.pk}, {"points": 1, "solved_at": 1})
-        )
-        now_day = today()
-        for board in Board.objects.all():
-            _entry_restore(board, programmer, solves, now_day)
     if programmer.on_boards != was_on_boards:
-        boards_touch()
+        programmer_refresh_boards(programmer=programmer)
     return programmer
 
 
-def _entry_restore(board: Board, programmer: Programmer, solves: list[dict], now_day: int) -> None:
-    """Put a programmer back on a board, their entry computed from their solves."""
-    store.entry_remove(board.slug, programmer.pk)
-    document = entry_from_solves(board, programmer, solves, now_day)
-    if document is not None:
-        store.entry_restore(board.slug, document)
+def _solves_of(programmer: Programmer) -> list[dict]:
+    return list(
+        mongo.solves().find({"programmer_id": programmer.pk}, {"points": 1, "solved_at": 1})
+    )
 
 
 def programmer_refresh_boards(*, programmer: Programmer) -> None:
-    """Recompute a programmer's entries on every board from the solves log: after a crash left
-    a solve unapplied, or after their handle or groups changed (entries keep copies of both)."""
-    if not programmer.on_boards:
-        return
-    solves = list(
-        mongo.solves().find({"programmer_id": programmer.pk}, {"points": 1, "solved_at": 1})
-    )
+    """Recompute a programmer's entries on every board from the solves log and move them in the
+    orders: after a crash left a solve unapplied, after their handle or groups changed (entries
+    keep copies of both), or when they leave the boards (no entries) or come back."""
+    solves = _solves_of(programmer) if programmer.on_boards else []
     now_day = today()
-    for board in Board.objects.all():
-        _entry_restore(board, programmer, solves, now_day)
-    boards_touch()
+    boards = list(Board.objects.all())
+    for board in boards:
+        document = entry_from_solves(board, programmer, solves, now_day)
+        if document is not None:
+            document["applied"] = sorted(str(s["_id"]) for s in solves)[-store.APPLIED_KEPT :]
+        store.entry_replace(board.slug, programmer.pk, document)
+    boards_touch([board.slug for board in boards])
 
 
 def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
-    """Count solves that were logged but never applied (a crash between the log and the boards).
+    """Count solves that were logged but never applied (a crash between the log and the boards),
+    and finish the order moves a crash left pending on any board.
 
     Their programmers' entries are recomputed from the log, which is idempotent, so a solve is
     never counted twice however often this runs. Returns how many programmers were repaired.
@@ -257,6 +248,8 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
         mongo.solves().update_many(
             {**pending, "programmer_id": programmer.pk}, {"$set": {"applied": True}}
         )
+    for board in Board.objects.all():
+        store.orders_catch_up(board.slug)
     return len(programmer_ids)
 
 
@@ -273,19 +266,32 @@ def entry_from_solves(
     )
 
 
+def _log_by_programmer() -> Iterator[tuple[Programmer, list[dict]]]:
+    """The solves log in programmer order, one programmer at a time, for those on the boards."""
+    solves = (
+        mongo.solves()
+        .find({}, {"programmer_id": 1, "points": 1, "solved_at": 1})
+        .sort([("programmer_id", 1), ("problem", 1)])
+    )
+    groups = (
+        list(group) for _pid, group in itertools.groupby(solves, lambda s: s["programmer_id"])
+    )
+    while chunk := list(itertools.islice(groups, rebuild.BATCH)):
+        programmers = Programmer.objects.in_bulk([group[0]["programmer_id"] for group in chunk])
+        for group in chunk:
+            programmer = programmers.get(group[0]["programmer_id"])
+            if programmer is not None and programmer.on_boards:
+                yield programmer, group
+
+
 def board_rebuild(*, board: Board, dry_run: bool = False) -> rebuild.RebuildReport:
-    """Recompute a board's entries, rank data and top pages from the `solves` log."""
+    """Recompute a board's entries and orders from the `solves` log, streamed."""
     now_day = today()
-    by_programmer: dict[int, list[dict]] = defaultdict(list)
-    for solve in mongo.solves().find({}, {"programmer_id": 1, "points": 1, "solved_at": 1}):
-        by_programmer[solve["programmer_id"]].append(solve)
-    programmers = Programmer.objects.in_bulk(list(by_programmer))
-    wanted = {}
-    for pid, solves in by_programmer.items():
-        programmer = programmers.get(pid)
-        if programmer is not None and programmer.on_boards:
-            wanted[pid] = entry_from_solves(board, programmer, solves, now_day)
-    report = rebuild.board_rebuild(board.slug, wanted, dry_run)
+    computed = (
+        (entry_from_solves(board, programmer, solves, now_day), [str(s["_id"]) for s in solves])
+        for programmer, solves in _log_by_programmer()
+    )
+    report = rebuild.board_rebuild(board.slug, computed, now_day, dry_run)
     if not dry_run:
         boards_touch([board.slug])
     return report

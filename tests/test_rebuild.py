@@ -87,17 +87,18 @@ def stored() -> dict[str, list[dict]]:
     return {
         name: sorted(database[name].find(), key=lambda doc: str(doc["_id"]))
         for name in database.list_collection_names()
-        if name.startswith("entries.") or name in {"histograms", "tops"}
+        if name.startswith("entries.") or name in {"orders", "order_sets"}
     }
 
 
 def corrupt(boards: dict[str, Board]) -> None:
-    """What a bad deploy or a partial restore might leave: lost rank data, wrong entries,
-    a missing entry, an entry for nobody, and a stale cached top page."""
+    """What a bad deploy or a partial restore might leave: a lost order, an emptied set of
+    another, wrong entries, a missing entry, and an entry for nobody."""
     key = str(TODAY)
-    store.histograms().delete_one({"_id": store.day_id("last-7-days", key)})
-    store.histograms().update_one(
-        {"_id": store.day_id("last-30-days", key)}, {"$inc": {"scores.1": 5}}
+    store.orders().delete_one({"_id": store.order_id("last-7-days", key)})
+    # A small order keeps its members inside its manifest: lose them.
+    store.orders().update_one(
+        {"_id": store.order_id("last-30-days", key)}, {"$set": {"inline": b""}}
     )
     victim, lost = store.entries("last-7-days").find().sort("_id", 1).limit(2)
     store.entries("last-7-days").update_one(
@@ -108,7 +109,6 @@ def corrupt(boards: dict[str, Board]) -> None:
     store.entries("all-time").insert_one(
         {"_id": 999_999, "handle": "ghost", "groups": [], "sums": {"all": 7}, "keys": {"all": 1}}
     )
-    store.tops().update_many({}, {"$set": {"rows": [], "complete": True}})
 
 
 def test_a_rebuild_after_corruption_gives_back_every_page_and_rank(streamed, now):

@@ -1,20 +1,29 @@
-"""A board's entries and rank data computed from the `solves` log alone.
+"""A board's whole stored state computed in bulk from the `solves` log: entries, then orders.
 
-The incremental path (one solve at a time, `store.entry_apply_solve`) and this one must leave
-exactly the same boards; `tests/test_rebuild.py` checks it on random streams with late and
-repeated solves.
+The incremental path (a solve at a time, `store`) and this one must leave exactly the same
+boards; `tests/test_rebuild.py` checks it on random streams with late and repeated solves.
+
+Memory stays bounded however long the log: the solves arrive in programmer order (the caller
+streams them), so only one programmer's solves are in memory at a time and entries are written in
+batches; the orders are then built from the entries in one pass that spills each order's records
+to a scratch file, and each order is sorted and cut into sets on its own.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from pymongo import ReplaceOne, UpdateOne
+from pymongo import InsertOne, ReplaceOne
 
-from . import maths, store
+from . import maths, sets, store
+
+BATCH = 1_000
+SPILL_BYTES = 1 << 20  # buffer this much of an order's records before appending to its file
 
 
 @dataclass(frozen=True)
@@ -70,23 +79,9 @@ def entry_from_solves(
     }
 
 
-def histograms_from_entries(board_slug: str, documents: Iterable[dict]) -> dict[str, dict]:
-    """Every histogram of a board, counted from its entries."""
-    counts: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for document in documents:
-        for day_key, score in document["sums"].items():
-            if score > 0:
-                for scope in ["", *document["groups"]]:
-                    counts[(day_key, scope)][str(score)] += 1
-    return {
-        store.day_id(board_slug, day_key, scope): {
-            "board": board_slug,
-            "day": day_key,
-            "scope": scope,
-            "scores": dict(scores),
-        }
-        for (day_key, scope), scores in counts.items()
-    }
+def comparable(entry: dict) -> dict:
+    """An entry without the engine's bookkeeping, to compare with what a rebuild computes."""
+    return {k: v for k, v in entry.items() if k not in ("applied", "placed")}
 
 
 @dataclass
@@ -95,35 +90,105 @@ class RebuildReport:
     entries: int = 0
     changed: int = 0
     removed: int = 0
-    histograms: int = 0
+    orders: int = 0
     changed_ids: list[int] = field(default_factory=list)
 
 
-def board_rebuild(board_slug: str, wanted: dict[int, dict], dry_run: bool) -> RebuildReport:
-    """Make a board's stored entries, histograms and top pages those computed (`wanted`,
-    {programmer id: entry}); a dry run only reports what would change."""
+def board_rebuild(
+    board_slug: str, computed: Iterable[tuple[dict, list[str]]], today: int, dry_run: bool
+) -> RebuildReport:
+    """Make a board's stored entries and orders those computed from the log (`computed`: each
+    entry with the ids of its solves, streamed); a dry run only reports what would change."""
     report = RebuildReport(board=board_slug)
     collection = store.entries(board_slug)
-    current = {doc["_id"]: doc for doc in collection.find({}, {"previous_sums": 0})}
-    report.entries = len(wanted)
-    report.changed_ids = sorted(pid for pid, doc in wanted.items() if current.get(pid) != doc)
+    seen: set[int] = set()
+    batch: list[dict] = []
+
+    def flush() -> None:
+        ids = [doc["_id"] for doc in batch]
+        current = {doc["_id"]: comparable(doc) for doc in collection.find({"_id": {"$in": ids}})}
+        changed = [doc for doc in batch if current.get(doc["_id"]) != comparable(doc)]
+        report.changed_ids += [doc["_id"] for doc in changed]
+        if changed and not dry_run:
+            collection.bulk_write(
+                [
+                    ReplaceOne({"_id": doc["_id"]}, doc)
+                    if doc["_id"] in current
+                    else InsertOne(doc)
+                    for doc in changed
+                ],
+                ordered=False,
+            )
+        batch.clear()
+
+    for document, solve_ids in computed:
+        seen.add(document["_id"])
+        # The latest solves' ids, so a late retry of one of them still counts nothing; and what
+        # the orders will hold once `orders_build` has built them from these entries.
+        document["applied"] = sorted(solve_ids)[-store.APPLIED_KEPT :]
+        document["placed"] = store.placement(document)
+        batch.append(document)
+        if len(batch) == BATCH:
+            flush()
+    if batch:
+        flush()
+    report.entries = len(seen)
+    report.changed_ids.sort()
     report.changed = len(report.changed_ids)
-    stale = [pid for pid in current if pid not in wanted]
+    stale = [doc["_id"] for doc in collection.find({}, {"_id": 1}) if doc["_id"] not in seen]
     report.removed = len(stale)
-    histograms = histograms_from_entries(board_slug, wanted.values())
-    report.histograms = len(histograms)
     if dry_run:
         return report
-    if report.changed_ids:
-        collection.bulk_write(
-            [ReplaceOne({"_id": pid}, wanted[pid], upsert=True) for pid in report.changed_ids]
-        )
-    if stale:
-        collection.delete_many({"_id": {"$in": stale}})
-    store.histograms().delete_many({"board": board_slug})
-    if histograms:
-        store.histograms().bulk_write(
-            [UpdateOne({"_id": _id}, {"$set": doc}, upsert=True) for _id, doc in histograms.items()]
-        )
-    store.tops_forget(board_slug)
+    for start in range(0, len(stale), BATCH):
+        collection.delete_many({"_id": {"$in": stale[start : start + BATCH]}})
+    report.orders = orders_build(board_slug, today)
     return report
+
+
+def orders_build(board_slug: str, today: int, placed: bool = True) -> int:
+    """Replace every order of a board with one built from its entries (whose `placed` already
+    says so, unless `placed` is False). Returns how many orders."""
+    oldest = store.history_from(today)
+    store.orders_forget(board_slug)
+    with tempfile.TemporaryDirectory(prefix="orders-") as scratch:
+        files = _records_spilled(board_slug, oldest, Path(scratch))
+        built: dict = {}
+        for order, path in files.items():
+            records = sets.records_of(path.read_bytes())
+            records.sort()
+            built[order] = sets.sets_build(records)
+            if sum(len(rewrite.written) for _m, rewrite in built.values()) >= BATCH:
+                store.orders_write(built)
+                built.clear()
+        store.orders_write(built)
+    if not placed:
+        store.placed_set(board_slug, store.entries_all(board_slug))
+    store.pending_clear(board_slug)
+    return len(files)
+
+
+def _records_spilled(board_slug: str, oldest_day: int, scratch: Path) -> dict[str, Path]:
+    """One pass over the entries, each member record appended to its order's scratch file."""
+    buffers: dict[str, bytearray] = defaultdict(bytearray)
+    files: dict[str, Path] = {}
+
+    def spill(order: str) -> None:
+        if order not in files:
+            files[order] = scratch / f"{len(files)}.bin"
+        with files[order].open("ab") as file:
+            file.write(buffers.pop(order))
+
+    for entry in store.entries_all(board_slug):
+        scopes = ["", *entry.get("groups", [])]
+        for day_key, key in entry.get("keys", {}).items():
+            if key <= 0 or (day_key != maths.ALL_TIME_KEY and int(day_key) < oldest_day):
+                continue
+            record = sets.Member(key, entry["handle"], entry["_id"]).record()
+            for scope in scopes:
+                order = store.order_id(board_slug, day_key, scope)
+                buffers[order] += record
+                if len(buffers[order]) >= SPILL_BYTES:
+                    spill(order)
+    for order in list(buffers):
+        spill(order)
+    return files

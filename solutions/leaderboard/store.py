@@ -1,43 +1,79 @@
-"""The engine on MongoDB: entries, the atomic solve update, rank data, cached top pages and the
-per-day queries. The only module that names an entry field path or a board collection.
+"""The engine on MongoDB: entries, the order of every board day, and how a solve moves them.
 
-One document per (board, programmer) in ``entries.<board>``::
+This is the only module that names an entry field path or a board collection.
+
+**Entries** (``entries.<board>``), one document per (board, programmer)::
 
     {_id: <programmer id>, handle, groups: ["country:BD", "org:..."],
      days: {"<epoch day>": count}, last: {"<epoch day>": latest solve time that day},
-     sums: {"<day>": score}, keys: {"<day>": sort key}, previous_sums: {"<day>": score}}
+     sums: {"<day>": score}, keys: {"<day>": sort key},
+     applied: [ids of the latest solves counted],
+     placed: {keys, handle, groups}}      # what the orders hold for this programmer
 
-A solve runs one aggregation-pipeline update on the entry that adds the day's count and recomputes
-the forward-dated sums and sort keys of every day the solve touches (see `leaderboard`), trimming
-days that can no longer change anything so the document stays small. The same update copies the
-old sums into `previous_sums`, so the caller learns both sides of the change from one atomic
-operation and can move the programmer in the score histograms (the rank data) and the cached top
-pages. All-time boards keep a single running total under the key ``all``.
+A solve runs one aggregation-pipeline update on the entry (`solve_pipeline`) that adds the day's
+count and recomputes the forward-dated sums and sort keys of every day the solve touches (see
+`maths`), trimming days that can no longer change anything. The update is idempotent by the
+solve's id (``applied``): a retry after a fault counts nothing twice. Real MongoDB can serve "the
+board of day D" from the wildcard indexes on ``sums.$**`` and ``keys.$**`` (the seed's design).
+
+**Orders** (``orders`` and ``order_sets``): the listing order of each (board, day, group), as
+sorted entry sets with a manifest (see `sets`); the manifest's score counts are the day's
+histogram. Reading a page, a rank or a neighbourhood is a manifest read plus at most one read of
+sets by `_id`, at any size. Orders are kept forward-dated like the sums, so a new day needs no
+cron, no rebuild and no scan: its order was written by the solves that made it.
+
+Why `_id` reads: the embedded server (SecantusDB 0.7, the default and the test server) never uses
+a wildcard index (``keys.$**`` is kept as a plain index on the literal path, so every
+``keys.<day>`` query scans the collection), does not push a limit into an index scan (a range
+with sort and limit decodes every document of the range first), and its ``findAndModify`` on an
+existing document scans the whole collection. `_id` point reads and writes, ``$in`` on `_id`,
+and binary values stay fast on it at any size, and on every other MongoDB-compatible engine.
+
+**How a solve moves the orders.** The entry changes first (atomically, once); orders follow.
+Each entry records in ``placed`` what the orders hold for it. Before counting, a solve lists its
+programmer as pending in the board's ``appliers`` document; whoever holds that document's lease
+reads the pending entries, moves each programmer from ``placed`` to their current keys in every
+order they are in, then updates ``placed``. One applier per board means the orders never see two
+writers, and solves that arrive together are applied in one batch. Moves are idempotent (a record
+is removed if present, inserted if absent; manifests are recomputed from the sets), so a crash
+anywhere leaves the programmer pending and the next solve on that board, a retry, or the repair
+task finishes the job: nothing is lost and nothing moves twice.
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
-import itertools
-import re
-from collections.abc import Iterable, Iterator
+import secrets
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
+from bson import Binary
 from django.conf import settings
-from pymongo import ASCENDING, DESCENDING, IndexModel, ReturnDocument, UpdateOne
+from django.utils import timezone
+from pymongo import ASCENDING, DeleteOne, IndexModel, InsertOne, ReplaceOne, UpdateOne
 from pymongo.collection import Collection
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError
 
 from .. import mongo
-from . import maths as leaderboard
+from . import maths, sets
 
-TOP_SIZE = 100  # rows kept in a cached top page: the first page of the widest page size
+APPLIED_KEPT = 64  # solve ids an entry remembers: far more than can be in flight at once
+APPLY_LEASE = dt.timedelta(seconds=30)  # longer than any batch takes; frees a crashed applier
+APPLY_WAIT_SECONDS = 20.0  # how long a solve waits for another request to apply it
+READ_RETRIES = 3
+INLINE_MAX = 128  # an order this small keeps its one set inside its manifest: one write moves it
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class SolveEvent:
     """One counted solve, as the engine sees it."""
 
+    solve_id: str
     programmer_id: int
     handle: str
     groups: tuple[str, ...]
@@ -46,9 +82,9 @@ class SolveEvent:
     at: dt.datetime
 
 
-def board_key(window: leaderboard.Window, day: int) -> str:
+def board_key(window: maths.Window, day: int) -> str:
     """The field name of a board day: the epoch day, or ``all`` for all-time boards."""
-    return leaderboard.ALL_TIME_KEY if window.is_all_time else str(day)
+    return maths.ALL_TIME_KEY if window.is_all_time else str(day)
 
 
 def history_from(today: int) -> int:
@@ -56,9 +92,13 @@ def history_from(today: int) -> int:
     return today - settings.LEADERBOARD_HISTORY_DAYS
 
 
-def counts_from(window: leaderboard.Window, today: int) -> int:
+def counts_from(window: maths.Window, today: int) -> int:
     """The oldest daily count that a solve accepted today can still need."""
     return today - settings.LEADERBOARD_MAX_LATE_DAYS - window.span
+
+
+def _today() -> int:
+    return maths.epoch_day(timezone.now(), settings.LEADERBOARD_TIME_ZONE)
 
 
 # --- collections and their indexes ------------------------------------------------------------
@@ -69,21 +109,21 @@ def entries(board_slug: str) -> Collection:
     return mongo.get_db()[f"entries.{board_slug}"]
 
 
-def histograms() -> Collection:
-    return mongo.get_db()["histograms"]
+def orders() -> Collection:
+    return mongo.get_db()["orders"]
 
 
-def tops() -> Collection:
-    return mongo.get_db()["tops"]
+def order_sets() -> Collection:
+    return mongo.get_db()["order_sets"]
+
+
+def appliers() -> Collection:
+    return mongo.get_db()["appliers"]
 
 
 def indexes(board_slugs: Iterable[str]) -> dict[str, list[IndexModel]]:
-    """The indexes of every board's entries collection.
-
-    `sums.$**` serves `sums.D` predicates (who is on the board of day D); `keys.$**` serves the
-    order of day D (sort and keyset pagination on `keys.D`). A wildcard index serves one field
-    per query, so each query filters and sorts on a single per-day field.
-    """
+    """The engine's indexes: `sums.$**` and `keys.$**` serve per-day queries on real MongoDB
+    (nothing on a request path needs them; orders are read by `_id`)."""
     wildcard = [
         IndexModel([("sums.$**", ASCENDING)], name="sums_wildcard"),
         IndexModel([("keys.$**", ASCENDING)], name="keys_wildcard"),
@@ -91,18 +131,7 @@ def indexes(board_slugs: Iterable[str]) -> dict[str, list[IndexModel]]:
     return {f"entries.{slug}": wildcard for slug in board_slugs}
 
 
-def day_id(board_slug: str, day_key: str, scope: str = "") -> str:
-    """The `_id` of a board day's rank data and cached top page (per group)."""
-    return f"{board_slug}:{day_key}" + (f":{scope}" if scope else "")
-
-
-def listing_order(rows: Iterable[dict]) -> list[dict]:
-    """Rows (`key`, `handle`) as the board lists them: the better key first, and inside the same
-    key (same score, reached the same second) by handle."""
-    return sorted(rows, key=lambda row: (-row["key"], row["handle"].lower()))
-
-
-# --- the update pipeline -------------------------------------------------------------------
+# --- the entry update pipeline ----------------------------------------------------------------
 
 
 def _field(name: str, document: str) -> dict:
@@ -122,68 +151,67 @@ def _trimmed(document: str, oldest: int) -> dict:
 
 
 def _key_expression(score: dict, reached: dict) -> dict:
-    """`leaderboard.sort_key` as an aggregation expression."""
+    """`maths.sort_key` as an aggregation expression."""
     seconds = {
-        "$toLong": {"$floor": {"$divide": [{"$subtract": [reached, leaderboard.KEY_EPOCH]}, 1000]}}
+        "$toLong": {"$floor": {"$divide": [{"$subtract": [reached, maths.KEY_EPOCH]}, 1000]}}
     }
     return {
         "$add": [
-            {"$multiply": [{"$min": [score, leaderboard.MAX_SCORE]}, 2**leaderboard.TIME_BITS]},
-            {"$subtract": [2**leaderboard.TIME_BITS - 1, seconds]},
+            {"$multiply": [{"$min": [score, maths.MAX_SCORE]}, 2**maths.TIME_BITS]},
+            {"$subtract": [2**maths.TIME_BITS - 1, seconds]},
         ]
     }
 
 
-def _window_days(start: int, end: int) -> dict:
-    return {
+def _window(start: int, end: int, value: str) -> dict:
+    """The values (`n` counts or `t` times) of the days from `start` to `end` in `_w`."""
+    days = {
         "$filter": {
             "input": "$_w",
             "cond": {"$and": [{"$gte": ["$$this.d", start]}, {"$lte": ["$$this.d", end]}]},
         }
     }
+    return {"$map": {"input": days, "in": f"$$this.{value}"}}
 
 
-def solve_pipeline(window: leaderboard.Window, event: SolveEvent, today: int) -> list[dict]:
-    """The one atomic update that counts `event` on a board with this window."""
-    identity = {"handle": event.handle, "groups": list(event.groups)}
-    if window.is_all_time:
-        key = leaderboard.ALL_TIME_KEY
-        total = {"$add": [{"$ifNull": [_field(key, "sums"), 0]}, event.value]}
-        latest = {"$max": [{"$ifNull": [_field(key, "last"), event.at]}, event.at]}
-        return [
-            {
-                "$set": {
-                    **identity,
-                    "previous_sums": {key: {"$ifNull": [_field(key, "sums"), 0]}},
-                    "sums": {key: total},
-                    "last": {key: latest},
-                }
-            },
-            {"$set": {"keys": {key: _key_expression(_field(key, "sums"), _field(key, "last"))}}},
-        ]
+def _merged(document: str, changes: dict) -> dict:
+    return {"$mergeObjects": [{"$ifNull": [f"${document}", {}]}, changes]}
 
+
+def _all_time_stages(event: SolveEvent) -> list[dict]:
+    key = maths.ALL_TIME_KEY
+    total = {"$add": [{"$ifNull": [_field(key, "sums"), 0]}, event.value]}
+    latest = {"$max": [{"$ifNull": [_field(key, "last"), event.at]}, event.at]}
+    return [
+        {"$set": {"sums": {key: total}, "last": {key: latest}}},
+        {"$set": {"keys": {key: _key_expression(_field(key, "sums"), _field(key, "last"))}}},
+    ]
+
+
+def _rolling_stages(window: maths.Window, event: SolveEvent, today: int) -> list[dict]:
     day = str(event.day)
     days = window.affected_days(event.day)
-    starts = {d: window.start(d) for d in days}
+    count = {"$add": [{"$ifNull": [_field(day, "days"), 0]}, event.value]}
+    latest = {"$max": [{"$ifNull": [_field(day, "last"), event.at]}, event.at]}
+    each_day = {
+        "$map": {
+            "input": {"$objectToArray": "$days"},
+            "in": {
+                "d": {"$toInt": "$$this.k"},
+                "n": "$$this.v",
+                "t": {"$getField": {"field": "$$this.k", "input": "$last"}},
+            },
+        }
+    }
+    sums = {str(d): {"$sum": _window(window.start(d), d, "n")} for d in days}
+    keys = {
+        str(d): _key_expression(
+            {"$sum": _window(window.start(d), d, "n")}, {"$max": _window(window.start(d), d, "t")}
+        )
+        for d in days
+    }
     return [
-        {
-            "$set": {
-                **identity,
-                "previous_sums": {str(d): {"$ifNull": [_field(str(d), "sums"), 0]} for d in days},
-                "days": {
-                    "$mergeObjects": [
-                        {"$ifNull": ["$days", {}]},
-                        {day: {"$add": [{"$ifNull": [_field(day, "days"), 0]}, event.value]}},
-                    ]
-                },
-                "last": {
-                    "$mergeObjects": [
-                        {"$ifNull": ["$last", {}]},
-                        {day: {"$max": [{"$ifNull": [_field(day, "last"), event.at]}, event.at]}},
-                    ]
-                },
-            }
-        },
+        {"$set": {"days": _merged("days", {day: count}), "last": _merged("last", {day: latest})}},
         {
             "$set": {
                 "days": _trimmed("days", counts_from(window, today)),
@@ -192,414 +220,497 @@ def solve_pipeline(window: leaderboard.Window, event: SolveEvent, today: int) ->
                 "keys": _trimmed("keys", history_from(today)),
             }
         },
-        {
-            "$set": {
-                "_w": {
-                    "$map": {
-                        "input": {"$objectToArray": "$days"},
-                        "in": {
-                            "d": {"$toInt": "$$this.k"},
-                            "n": "$$this.v",
-                            "t": {"$getField": {"field": "$$this.k", "input": "$last"}},
-                        },
-                    }
-                }
-            }
-        },
-        {
-            "$set": {
-                "sums": {
-                    "$mergeObjects": [
-                        "$sums",
-                        {
-                            str(d): {
-                                "$sum": {
-                                    "$map": {"input": _window_days(starts[d], d), "in": "$$this.n"}
-                                }
-                            }
-                            for d in days
-                        },
-                    ]
-                },
-                "keys": {
-                    "$mergeObjects": [
-                        "$keys",
-                        {
-                            str(d): _key_expression(
-                                {
-                                    "$sum": {
-                                        "$map": {
-                                            "input": _window_days(starts[d], d),
-                                            "in": "$$this.n",
-                                        }
-                                    }
-                                },
-                                {
-                                    "$max": {
-                                        "$map": {
-                                            "input": _window_days(starts[d], d),
-                                            "in": "$$this.t",
-                                        }
-                                    }
-                                },
-                            )
-                            for d in days
-                        },
-                    ]
-                },
-            }
-        },
+        {"$set": {"_w": each_day}},
+        {"$set": {"sums": _merged("sums", sums), "keys": _merged("keys", keys)}},
         {"$unset": "_w"},
     ]
 
 
-def entry_apply_solve(
-    board_slug: str, window: leaderboard.Window, event: SolveEvent, today: int
-) -> dict:
-    """Count a solve on one board: the entry, then its rank data and cached top pages.
-
-    Returns the changed days as {day key: (old score, new score)}.
-    """
-    days = (
-        [leaderboard.ALL_TIME_KEY]
-        if window.is_all_time
-        else [str(d) for d in window.affected_days(event.day)]
+def solve_pipeline(window: maths.Window, event: SolveEvent, today: int) -> list[dict]:
+    """The one atomic update that counts `event` on a board with this window, once: an entry
+    that already lists the solve's id is left exactly as it is."""
+    counting = (
+        _all_time_stages(event) if window.is_all_time else _rolling_stages(window, event, today)
     )
-    entry = entries(board_slug).find_one_and_update(
-        {"_id": event.programmer_id},
-        solve_pipeline(window, event, today),
-        projection={
-            "previous_sums": 1,
-            **{f"sums.{d}": 1 for d in days},
-            **{f"keys.{d}": 1 for d in days},
-        },
-        upsert=True,
-        return_document=ReturnDocument.AFTER,
-    )
-    changes = {
-        d: (entry["previous_sums"].get(d, 0), entry["sums"][d])
-        for d in days
-        if entry["previous_sums"].get(d, 0) != entry["sums"][d]
-    }
-    scopes = ["", *event.groups]
-    histograms_move(board_slug, changes, scopes)
-    visible_days = [d for d in changes if d == leaderboard.ALL_TIME_KEY or int(d) <= today]
-    row_of = {
-        d: {"pid": event.programmer_id, "handle": event.handle, "key": entry["keys"][d]}
-        for d in visible_days
-    }
-    tops_merge(
-        board_slug, {day_id(board_slug, d, s): [row_of[d]] for d in visible_days for s in scopes}
-    )
-    return changes
-
-
-# --- rank data: score histograms -----------------------------------------------------------
-
-
-def histograms_move(
-    board_slug: str, changes: dict[str, tuple[int, int]], scopes: Iterable[str]
-) -> None:
-    """Move one programmer from their old score to the new one in each day's histograms."""
-    operations = []
-    for day_key, (old, new) in changes.items():
-        moves = {f"scores.{new}": 1} if new > 0 else {}
-        if old > 0:
-            moves[f"scores.{old}"] = -1
-        for scope in scopes:
-            operations.append(
-                UpdateOne(
-                    {"_id": day_id(board_slug, day_key, scope)},
-                    {
-                        "$inc": moves,
-                        "$setOnInsert": {"board": board_slug, "day": day_key, "scope": scope},
-                    },
-                    upsert=True,
-                )
+    seen = {"$in": [event.solve_id, {"$ifNull": ["$applied", []]}]}
+    # Each stage keeps every field as it was when the solve was seen before.
+    guarded = []
+    for stage in counting:
+        if "$set" in stage:
+            guarded.append(
+                {
+                    "$set": {
+                        name: {"$cond": ["$_seen", f"${name}", value]}
+                        for name, value in stage["$set"].items()
+                    }
+                }
             )
-    if operations:
-        histograms().bulk_write(operations, ordered=False)
-
-
-def histogram_read(board_slug: str, day_key: str, scope: str = "") -> dict[int, int]:
-    """{score: number of programmers} of one board day (one small read)."""
-    document = histograms().find_one({"_id": day_id(board_slug, day_key, scope)}) or {}
-    return {
-        int(score): n for score, n in document.get("scores", {}).items() if n > 0 and int(score) > 0
+        else:
+            guarded.append(stage)
+    applied = {
+        "$slice": [
+            {"$concatArrays": [{"$ifNull": ["$applied", []]}, [event.solve_id]]},
+            -APPLIED_KEPT,
+        ]
     }
-
-
-# --- the cached top page -------------------------------------------------------------------
-
-
-def merge_rows(current: list[dict], new: list[dict]) -> list[dict]:
-    """Rows of both lists, each programmer once with their best key, best first, TOP_SIZE long.
-
-    Scores for a day only grow, so the best key seen for a programmer is their current one.
-    """
-    best: dict[int, dict] = {}
-    for row in [*current, *new]:
-        if row["pid"] not in best or row["key"] > best[row["pid"]]["key"]:
-            best[row["pid"]] = row
-    return listing_order(best.values())[:TOP_SIZE]
-
-
-def _top_write(document: dict | None, _id: str, rows: list[dict], complete: bool) -> bool:
-    """Compare-and-swap one top document. False when somebody else changed it first."""
-    if document is None:
-        try:
-            tops().insert_one({"_id": _id, "rows": rows, "complete": complete, "version": 1})
-        except DuplicateKeyError:
-            return False
-        return True
-    result = tops().update_one(
-        {"_id": _id, "version": document["version"]},
-        {
-            "$set": {"rows": rows, "complete": complete or document["complete"]},
-            "$inc": {"version": 1},
-        },
-    )
-    return result.matched_count == 1
-
-
-def tops_merge(board_slug: str, new_rows: dict[str, list[dict]]) -> None:
-    """Merge rows into cached top pages (creating them, still incomplete, when missing)."""
-    if not new_rows:
-        return
-    documents = {doc["_id"]: doc for doc in tops().find({"_id": {"$in": list(new_rows)}})}
-    for _id, rows in new_rows.items():
-        document = documents.get(_id)
-        while True:
-            current = document["rows"] if document else []
-            merged = merge_rows(current, rows)
-            if document is not None and merged == current:
-                break
-            if _top_write(document, _id, merged, complete=False):
-                break
-            document = tops().find_one({"_id": _id})
-
-
-def scope_filter(scope: str) -> dict:
-    return {"groups": scope} if scope else {}
-
-
-def top_rows(board_slug: str, day_key: str, scope: str = "") -> list[dict]:
-    """The cached top page of a board day: one small read once it is built.
-
-    The first read builds it from the entries and merges whatever solves wrote into it meanwhile,
-    so a solve that lands between the query and the write is never lost.
-    """
-    _id = day_id(board_slug, day_key, scope)
-    document = tops().find_one({"_id": _id})
-    if document is not None and document["complete"]:
-        return document["rows"]
-    field = _key_field(day_key)
-    collection, projection = entries(board_slug), {"handle": 1, field: 1}
-    found = list(
-        collection.find({field: {"$gt": 0}, **scope_filter(scope)}, projection)
-        .sort(field, DESCENDING)
-        .limit(TOP_SIZE)
-    )
-    if len(found) == TOP_SIZE:
-        # The index orders equal keys arbitrarily and the limit may cut through them: take the
-        # whole group of the last key, and let merge_rows keep the first by handle.
-        edge = found[-1]["keys"][day_key]
-        found += collection.find({field: edge, **scope_filter(scope)}, projection)
-    queried = [
-        {"pid": entry["_id"], "handle": entry["handle"], "key": entry["keys"][day_key]}
-        for entry in found
+    identity = {"handle": event.handle, "groups": list(event.groups)}
+    return [
+        {"$set": {"_seen": seen}},
+        *guarded,
+        {"$set": {**identity, "applied": {"$cond": ["$_seen", "$applied", applied]}}},
+        {"$unset": "_seen"},
     ]
-    while True:
-        merged = merge_rows(document["rows"] if document else [], queried)
-        if _top_write(document, _id, merged, complete=True):
-            return merged
-        document = tops().find_one({"_id": _id})
 
 
-def tops_forget(board_slug: str) -> None:
-    """Drop a board's cached top pages (after a rebuild, or when somebody leaves the board)."""
-    tops().delete_many({"_id": {"$regex": f"^{re.escape(board_slug)}:"}})
+# --- entries ----------------------------------------------------------------------------------
 
 
-# --- per-day reads --------------------------------------------------------------------------
-
-
-def _key_field(day_key: str) -> str:
-    return f"keys.{day_key}"
-
-
-def _row(document: dict, day_key: str) -> dict:
-    return {"pid": document["_id"], "handle": document["handle"], "key": document["keys"][day_key]}
-
-
-def entry_key(board_slug: str, programmer_id: int, day_key: str, scope: str = "") -> int:
-    """A programmer's sort key on a board day (0 when not on it, or not in the group)."""
-    entry = entries(board_slug).find_one(
-        {"_id": programmer_id, **scope_filter(scope)}, {_key_field(day_key): 1}
+def entry_count_solve(board_slug: str, window: maths.Window, event: SolveEvent, today: int) -> None:
+    """Count a solve in the programmer's entry, once whatever the retries. The programmer is
+    listed as pending first, so a crash right after the count still leaves the orders to follow."""
+    pending_add(board_slug, [event.programmer_id])
+    entries(board_slug).update_one(
+        {"_id": event.programmer_id}, solve_pipeline(window, event, today), upsert=True
     )
-    return (entry or {}).get("keys", {}).get(day_key, 0)
 
 
-def entry_sums(board_slug: str, programmer_id: int, day_keys: list[str]) -> dict[str, int]:
-    """A programmer's scores on these board days (the forecast, for days to come)."""
-    entry = entries(board_slug).find_one(
-        {"_id": programmer_id}, {f"sums.{key}": 1 for key in day_keys}
-    )
-    return (entry or {}).get("sums", {})
+def entry_read(board_slug: str, programmer_id: int, day_keys: Iterable[str] = ()) -> dict:
+    """A programmer's entry (handle, groups, and the sums and keys of `day_keys`); {} if none."""
+    projection = {"handle": 1, "groups": 1}
+    for day_key in day_keys:
+        projection |= {f"sums.{day_key}": 1, f"keys.{day_key}": 1}
+    return entries(board_slug).find_one({"_id": programmer_id}, projection) or {}
+
+
+def entry_key(entry: dict, day_key: str) -> int:
+    """The sort key of a board day in an entry from `entry_read` (0: not on that board)."""
+    return entry.get("keys", {}).get(day_key, 0)
+
+
+def entry_sum(entry: dict, day_key: str) -> int:
+    return entry.get("sums", {}).get(day_key, 0)
 
 
 def entries_keys(
     board_slug: str, programmer_ids: Iterable[int], day_key: str, scope: str = ""
 ) -> dict[int, int]:
-    """{programmer id: sort key} of a board day for those on it (one `$in` read)."""
+    """{programmer id: sort key} of a board day for those on it, in the group (one `$in`)."""
     found = entries(board_slug).find(
-        {"_id": {"$in": list(programmer_ids)}, **scope_filter(scope)}, {_key_field(day_key): 1}
+        {"_id": {"$in": list(programmer_ids)}}, {f"keys.{day_key}": 1, "groups": 1}
     )
     return {
-        doc["_id"]: doc["keys"][day_key] for doc in found if doc.get("keys", {}).get(day_key, 0) > 0
+        doc["_id"]: doc["keys"][day_key]
+        for doc in found
+        if entry_key(doc, day_key) > 0 and (not scope or scope in doc.get("groups", []))
     }
 
 
-def rows_from(
-    board_slug: str, day_key: str, scope: str, histogram: dict[int, int], offset: int, limit: int
-) -> list[dict]:
-    """`limit` rows from 0-based `offset`: a keyset range below the page's first score, so the
-    index skips everybody with a better score and only the page's own tie group is stepped over."""
-    score, above = leaderboard.score_at_offset(histogram, offset)
-    field_name = _key_field(day_key)
-    collection = entries(board_slug)
-    projection = {"handle": 1, field_name: 1}
-    ceiling = leaderboard.score_floor_key(score + 1)
-    page = list(
-        collection.find({field_name: {"$gt": 0, "$lt": ceiling}, **scope_filter(scope)}, projection)
-        .sort(field_name, DESCENDING)
-        .skip(offset - above)
-        .limit(limit)
-    )
-    rows = [_row(doc, day_key) for doc in page]
-    return _edges_by_handle(board_slug, rows, day_key, scope, offset - above) if rows else []
+def entry_replace(board_slug: str, programmer_id: int, document: dict | None) -> None:
+    """Set a programmer's entry to one computed from their solves (None: off the board), keeping
+    what the orders hold, then bring the orders along (only this programmer moves)."""
+    pending_add(board_slug, [programmer_id])
+    fields = document or {"handle": "", "groups": [], "sums": {}, "keys": {}}
+    fields = {name: value for name, value in fields.items() if name != "_id"}
+    unset = {name: "" for name in ("days", "last") if name not in fields}
+    update = {"$set": fields, **({"$unset": unset} if unset else {})}
+    entries(board_slug).update_one({"_id": programmer_id}, update, upsert=True)
+    orders_catch_up(board_slug, [programmer_id])
 
 
-def _tie_group(board_slug: str, day_key: str, scope: str, key: int) -> list[dict]:
-    """Everybody with exactly this sort key, in listing order."""
-    field_name = _key_field(day_key)
-    found = entries(board_slug).find(
-        {field_name: key, **scope_filter(scope)}, {"handle": 1, field_name: 1}
-    )
-    return listing_order(_row(doc, day_key) for doc in found)
+# --- manifests and sets --------------------------------------------------------------------------
 
 
-def _edges_by_handle(
-    board_slug: str, page: list[dict], day_key: str, scope: str, skipped: int
-) -> list[dict]:
-    """The page with the right members of the tie groups its edges cut through.
+def order_id(board_slug: str, day_key: str, scope: str = "") -> str:
+    """The `_id` of a board day's manifest; `scope` is a group (``country:BD``) or everybody."""
+    return f"{board_slug}|{day_key}|{scope}"
 
-    The index orders entries with equal keys (same score, reached the same second) arbitrarily,
-    but the board lists them by handle. Such a group at the top of the page ends on it, so the page
-    holds its last members by handle; one at the bottom starts on it, so the page holds its first.
-    Only a page that lies wholly inside one group needs to count how much of it came before.
-    """
-    first, last = page[0]["key"], page[-1]["key"]
-    if first == last:
-        ceiling = leaderboard.score_floor_key(leaderboard.key_score(first) + 1)
-        ahead = entries(board_slug).count_documents(
-            {_key_field(day_key): {"$gt": first, "$lt": ceiling}, **scope_filter(scope)}
+
+def _set_doc_id(order: str, set_id: int) -> str:
+    return f"{order}|{set_id}"
+
+
+def _manifest_decode(document: dict | None) -> sets.Manifest:
+    """A manifest from its stored form: per set, id, version, length, last member's sort bytes
+    and its score counts, packed in one binary value."""
+    if document is None:
+        return sets.Manifest()
+    raw, infos, i = bytes(document["sets"]), [], 0
+    while i < len(raw):
+        set_id = int.from_bytes(raw[i : i + 8], "big")
+        version = int.from_bytes(raw[i + 8 : i + 12], "big")
+        length = int.from_bytes(raw[i + 12 : i + 16], "big")
+        last = raw[i + 16 : i + 16 + sets.SORT_BYTES]
+        i += 16 + sets.SORT_BYTES
+        count = int.from_bytes(raw[i : i + 2], "big")
+        scores = {
+            int.from_bytes(raw[j : j + 4], "big"): int.from_bytes(raw[j + 4 : j + 8], "big")
+            for j in range(i + 2, i + 2 + 8 * count, 8)
+        }
+        i += 2 + 8 * count
+        infos.append(sets.SetInfo(set_id, version, length, last, scores))
+    manifest = sets.Manifest(infos, document["v"])
+    if document.get("inline") is not None and infos:
+        manifest.inline = {infos[0].set_id: (infos[0].version, bytes(document["inline"]))}
+    return manifest
+
+
+def _manifest_encode(manifest: sets.Manifest) -> Binary:
+    parts = []
+    for info in manifest.sets:
+        parts.append(
+            info.set_id.to_bytes(8, "big")
+            + info.version.to_bytes(4, "big")
+            + info.length.to_bytes(4, "big")
+            + info.last
+            + len(info.scores).to_bytes(2, "big")
+            + b"".join(s.to_bytes(4, "big") + n.to_bytes(4, "big") for s, n in info.scores.items())
         )
-        start = skipped - ahead
-        return _tie_group(board_slug, day_key, scope, first)[start : start + len(page)]
-    on_page_first = sum(1 for row in page if row["key"] == first)
-    on_page_last = sum(1 for row in page if row["key"] == last)
-    middle = [row for row in page if row["key"] not in (first, last)]
-    return (
-        _tie_group(board_slug, day_key, scope, first)[-on_page_first:]
-        + middle
-        + _tie_group(board_slug, day_key, scope, last)[:on_page_last]
+    return Binary(b"".join(parts))
+
+
+def manifest_document(manifest: sets.Manifest) -> dict:
+    """A manifest as stored, with the records of a small order's one set inside it."""
+    inline = next(iter(manifest.inline.values()), None)
+    return {
+        "v": manifest.version,
+        "sets": _manifest_encode(manifest),
+        "inline": Binary(inline[1]) if inline else None,
+    }
+
+
+def manifests_read(order_ids: Iterable[str]) -> dict[str, sets.Manifest]:
+    wanted = list(order_ids)
+    found = {doc["_id"]: doc for doc in orders().find({"_id": {"$in": wanted}})}
+    return {order: _manifest_decode(found.get(order)) for order in wanted}
+
+
+def _manifest_read(order: str) -> sets.Manifest:
+    return _manifest_decode(orders().find_one({"_id": order}))
+
+
+def histogram_read(board_slug: str, day_key: str, scope: str = "") -> dict[int, int]:
+    """{score: number of programmers} of one board day: one `_id` read."""
+    return _manifest_read(order_id(board_slug, day_key, scope)).histogram
+
+
+def _sets_fetch(order: str, set_ids: Iterable[int]) -> dict[int, tuple[int, bytes]]:
+    """{set id: (version, records blob)} of the stored sets (one `$in` read)."""
+    wanted = {_set_doc_id(order, s): s for s in set_ids}
+    if not wanted:
+        return {}
+    found = order_sets().find({"_id": {"$in": list(wanted)}})
+    return {wanted[doc["_id"]]: (doc["v"], bytes(doc["r"])) for doc in found}
+
+
+class _Behind(Exception):
+    """A set is newer than its manifest entry: a writer is between the two writes."""
+
+
+def _records(order: str, manifest: sets.Manifest, indexes: Iterable[int], last_try: bool):
+    """The records of the listed sets, in order. A set newer than the manifest means a writer is
+    between writing it and the manifest: read again, or on the last try take the sets as they
+    are and recompute the manifest's entries from them."""
+    chosen = sorted(set(indexes))
+    external = [
+        manifest.sets[i].set_id for i in chosen if manifest.sets[i].set_id not in manifest.inline
+    ]
+    stored = {**manifest.inline, **_sets_fetch(order, external)}
+    if any(
+        stored.get(manifest.sets[i].set_id, (None,))[0] != manifest.sets[i].version for i in chosen
+    ):
+        if not last_try:
+            raise _Behind
+        sets.manifest_repair(manifest, stored)
+    records: list[bytes] = []
+    for i in chosen:
+        records += sets.records_of(stored.get(manifest.sets[i].set_id, (0, b""))[1])
+    return records
+
+
+def _reading(read: Callable[[bool], T]) -> T:
+    """Run a manifest-then-sets read, again if a writer was caught between its two writes."""
+    for attempt in range(READ_RETRIES):
+        try:
+            return read(attempt == READ_RETRIES - 1)
+        except _Behind:
+            time.sleep(0.002 * (attempt + 1))
+    raise AssertionError("unreachable: the last try never raises")
+
+
+def order_page(
+    board_slug: str, day_key: str, scope: str, offset: int, limit: int
+) -> tuple[dict[int, int], list[sets.Member]]:
+    """A board day's histogram and `limit` members from 0-based `offset`, in listing order: the
+    manifest, then the one or two sets holding them (two `_id` reads at any offset and size)."""
+    order = order_id(board_slug, day_key, scope)
+
+    def read(last_try: bool) -> tuple[dict[int, int], list[sets.Member]]:
+        manifest = _manifest_read(order)
+        first = manifest.set_at(offset)
+        if first is None or limit <= 0:
+            return manifest.histogram, []
+        index, inside = first
+        wanted, covered = [index], manifest.sets[index].length - inside
+        while covered < limit and wanted[-1] + 1 < len(manifest.sets):
+            wanted.append(wanted[-1] + 1)
+            covered += manifest.sets[wanted[-1]].length
+        records = _records(order, manifest, wanted, last_try)
+        members = [sets.Member.from_record(r) for r in records[inside : inside + limit]]
+        return manifest.histogram, members
+
+    return _reading(read)
+
+
+def member_position(board_slug: str, day_key: str, scope: str, member: sets.Member) -> int | None:
+    """A member's 0-based place in the listing order of a board day (None: not listed): the
+    manifest, bisected with their sort bytes, then one set."""
+    order = order_id(board_slug, day_key, scope)
+    record = member.record()
+
+    def read(last_try: bool) -> int | None:
+        manifest = _manifest_read(order)
+        index = manifest.set_for(record[: sets.SORT_BYTES])
+        if index < 0:
+            return None
+        records = _records(order, manifest, [index], last_try)
+        position = bisect.bisect_left(records, record)
+        if position >= len(records) or records[position] != record:
+            return None
+        return manifest.offset_of_set(index) + position
+
+    return _reading(read)
+
+
+def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator[sets.Member]:
+    """Every member of a board day in listing order, a few sets at a time (background work such
+    as rank-history snapshots: its cost grows with the board, so never on a request)."""
+    order = order_id(board_slug, day_key, scope)
+    manifest = _manifest_read(order)
+    for start in range(0, len(manifest.sets), 16):
+        chosen = range(start, min(start + 16, len(manifest.sets)))
+        for record in _records(order, manifest, chosen, last_try=True):
+            yield sets.Member.from_record(record)
+
+
+# --- moving the orders -------------------------------------------------------------------------
+
+
+def pending_add(board_slug: str, programmer_ids: list[int]) -> None:
+    appliers().update_one(
+        {"_id": board_slug}, {"$addToSet": {"pending": {"$each": programmer_ids}}}, upsert=True
     )
 
 
-def ahead_in_tie(board_slug: str, day_key: str, scope: str, handle: str, key: int) -> int:
-    """How many with the same score are listed before a programmer (earlier, or the same time
-    and an earlier handle)."""
-    field_name = _key_field(day_key)
-    ceiling = leaderboard.score_floor_key(leaderboard.key_score(key) + 1)
-    earlier = entries(board_slug).count_documents(
-        {field_name: {"$gt": key, "$lt": ceiling}, **scope_filter(scope)}
+def pending_clear(board_slug: str) -> None:
+    appliers().update_one({"_id": board_slug}, {"$set": {"pending": []}}, upsert=True)
+
+
+def _lease_take(board_slug: str, token: str) -> list[int] | None:
+    """Take the board's lease if it is free (or expired): its pending programmers, else None."""
+    now = timezone.now()
+    taken = appliers().update_one(
+        {"_id": board_slug, "until": {"$not": {"$gt": now}}},
+        {"$set": {"until": now + APPLY_LEASE, "token": token}},
     )
-    same_time = _tie_group(board_slug, day_key, scope, key)
-    return earlier + sum(1 for row in same_time if row["handle"].lower() < handle.lower())
+    if taken.modified_count != 1:
+        return None
+    return _pending(board_slug)
 
 
-def neighbour_rows(
-    board_slug: str, day_key: str, scope: str, handle: str, key: int, around: int
-) -> tuple[list[dict], list[dict]]:
-    """The `around` rows just above and just below a programmer (keyset range queries)."""
-    field_name = _key_field(day_key)
-    collection = entries(board_slug)
-    projection = {"handle": 1, field_name: 1}
-
-    def nearest(key_range: dict, direction: int) -> list[dict]:
-        """The `around` nearest keys in one direction, plus everybody sharing the farthest key
-        (the index orders equal keys arbitrarily; the handle decides who is nearer)."""
-        found = [
-            _row(doc, day_key)
-            for doc in collection.find({field_name: key_range, **scope_filter(scope)}, projection)
-            .sort(field_name, direction)
-            .limit(around)
-        ]
-        if len(found) < around:
-            return found
-        edge = found[-1]["key"]
-        return [row for row in found if row["key"] != edge] + _tie_group(
-            board_slug, day_key, scope, edge
-        )
-
-    own = handle.lower()
-    same = _tie_group(board_slug, day_key, scope, key)
-    above = listing_order(
-        nearest({"$gt": key}, ASCENDING) + [r for r in same if r["handle"].lower() < own]
-    )[-around:]
-    below = listing_order(
-        nearest({"$gt": 0, "$lt": key}, DESCENDING) + [r for r in same if r["handle"].lower() > own]
-    )[:around]
-    return above, below
-
-
-def rows_in_order(board_slug: str, day_key: str) -> Iterator[dict]:
-    """Every row of a board day in listing order (background work: it reads the whole board)."""
-    field_name = _key_field(day_key)
-    cursor = (
-        entries(board_slug)
-        .find({field_name: {"$gt": 0}}, {"handle": 1, field_name: 1})
-        .sort(field_name, DESCENDING)
+def _lease_release(board_slug: str, token: str, done: list[int]) -> None:
+    appliers().update_one(
+        {"_id": board_slug, "token": token},
+        {"$pullAll": {"pending": done}, "$set": {"until": None}},
     )
-    for _key, tied in itertools.groupby(cursor, key=lambda doc: doc["keys"][day_key]):
-        yield from listing_order(_row(doc, day_key) for doc in tied)
 
 
-# --- leaving and coming back ----------------------------------------------------------------
+def _pending(board_slug: str) -> list[int]:
+    document = appliers().find_one({"_id": board_slug}, {"pending": 1}) or {}
+    return list(document.get("pending", []))
 
 
-def entry_remove(board_slug: str, programmer_id: int) -> None:
-    """Delete a programmer's entry on a board and move them out of every histogram it counts in."""
-    entry = entries(board_slug).find_one_and_delete(
-        {"_id": programmer_id}, projection={"sums": 1, "groups": 1}
-    )
-    if entry is None:
+def orders_catch_up(board_slug: str, programmer_ids: Iterable[int] = ()) -> None:
+    """Bring the board's orders up to date with its entries, at least for `programmer_ids`
+    (all pending ones when empty). Takes the board's lease and applies everything pending in one
+    batch; while somebody else holds it, waits for them to apply these programmers."""
+    mine = set(programmer_ids)
+    token = secrets.token_hex(8)
+    deadline = time.monotonic() + APPLY_WAIT_SECONDS
+    while True:
+        pending = _lease_take(board_slug, token)
+        if pending is not None:
+            try:
+                if pending:
+                    _orders_apply(board_slug, pending)
+            finally:
+                _lease_release(board_slug, token, pending or [])
+            if not mine or not mine.intersection(_pending(board_slug)):
+                return
+        elif not mine.intersection(_pending(board_slug)):
+            return  # another request applied them
+        if time.monotonic() > deadline:
+            return  # still pending: the next solve on this board or the repair task applies it
+        time.sleep(0.003)
+
+
+def _placement_moves(entry: dict, oldest_day: int) -> dict[tuple[str, str], list[sets.Move]]:
+    """{(day, scope): moves} taking a programmer from what the orders hold (`placed`) to their
+    current keys, handle and groups."""
+    placed = entry.get("placed") or {"keys": {}, "handle": "", "groups": []}
+    pid = entry["_id"]
+    old_scopes = {"", *placed["groups"]}
+    new_scopes = {"", *entry.get("groups", [])}
+    keys = entry.get("keys", {})
+    moves: dict[tuple[str, str], list[sets.Move]] = defaultdict(list)
+    for day_key in set(placed["keys"]) | set(keys):
+        if day_key != maths.ALL_TIME_KEY and int(day_key) < oldest_day:
+            continue  # nobody reads a board older than the history kept
+        old_key, new_key = placed["keys"].get(day_key, 0), keys.get(day_key, 0)
+        for scope in old_scopes | new_scopes:
+            old = new = None
+            if old_key > 0 and scope in old_scopes:
+                old = sets.Member(old_key, placed["handle"], pid).record()
+            if new_key > 0 and scope in new_scopes:
+                new = sets.Member(new_key, entry["handle"], pid).record()
+            if old != new:
+                moves[(day_key, scope)].append(sets.Move(old, new))
+    return moves
+
+
+def _orders_apply(board_slug: str, programmer_ids: list[int]) -> None:
+    """Move these programmers in every order they are in, then record what the orders hold."""
+    found = list(entries(board_slug).find({"_id": {"$in": programmer_ids}}))
+    oldest = history_from(_today())
+    by_order: dict[str, list[sets.Move]] = defaultdict(list)
+    for entry in found:
+        for (day_key, scope), moves in _placement_moves(entry, oldest).items():
+            by_order[order_id(board_slug, day_key, scope)] += moves
+    _manifests_move(by_order)
+    placed = [
+        UpdateOne({"_id": entry["_id"]}, {"$set": {"placed": placement(entry)}}) for entry in found
+    ]
+    if placed:
+        entries(board_slug).bulk_write(placed, ordered=False)
+
+
+def _manifests_move(by_order: dict[str, list[sets.Move]]) -> None:
+    """Apply moves to many orders with a fixed number of commands: read the manifests, then the
+    sets the moves touch (two `$in` reads), write the changed sets (one bulk), then the manifests
+    (one bulk). Only the lease holder writes, so sets are written in place; a manifest is still
+    compare-and-swapped on its version, so a stale lease holder can never overwrite a newer one."""
+    if not by_order:
         return
-    changes = {day: (score, 0) for day, score in entry.get("sums", {}).items() if score > 0}
-    histograms_move(board_slug, changes, ["", *entry.get("groups", [])])
+    manifests = manifests_read(by_order)
+    wanted = [
+        _set_doc_id(order, set_id)
+        for order, moves in by_order.items()
+        for set_id in sets.sets_touched(manifests[order], moves)
+        if set_id not in manifests[order].inline
+    ]
+    found = order_sets().find({"_id": {"$in": wanted}}) if wanted else []
+    stored = {doc["_id"]: (doc["v"], bytes(doc["r"])) for doc in found}
+    set_writes, swaps = [], []
+    for order, moves in by_order.items():
+        manifest = manifests[order]
+        mine = dict(manifest.inline)
+        mine.update(
+            (info.set_id, stored[_set_doc_id(order, info.set_id)])
+            for info in manifest.sets
+            if _set_doc_id(order, info.set_id) in stored
+        )
+        sets.manifest_repair(manifest, mine)
+        expected, was_inline = manifest.version, set(manifest.inline)
+        rewrite = sets.moves_apply(manifest, {s: blob for s, (_v, blob) in mine.items()}, moves)
+        manifest.version += 1
+        manifest.inline = _inlined(manifest, rewrite)
+        for set_id in manifest.inline:
+            rewrite.written.pop(set_id, None)
+            if set_id not in was_inline:
+                rewrite.dropped.append(set_id)  # it was stored on its own until now
+        rewrite.dropped = [s for s in rewrite.dropped if s not in was_inline]
+        for set_id, (version, blob) in rewrite.written.items():
+            set_writes.append(
+                ReplaceOne(
+                    {"_id": _set_doc_id(order, set_id)},
+                    {"v": version, "r": Binary(blob)},
+                    upsert=True,
+                )
+            )
+        set_writes += [DeleteOne({"_id": _set_doc_id(order, s)}) for s in rewrite.dropped]
+        swaps.append((order, expected, manifest_document(manifest)))
+    if set_writes:
+        order_sets().bulk_write(set_writes, ordered=False)
+    _manifests_swap(swaps)
 
 
-def entry_restore(board_slug: str, document: dict) -> None:
-    """Put a programmer back on a board with an entry computed from their solves."""
-    entry_remove(board_slug, document["_id"])  # a stray entry would be counted twice
-    entries(board_slug).replace_one({"_id": document["_id"]}, document, upsert=True)
-    changes = {day: (0, score) for day, score in document["sums"].items() if score > 0}
-    histograms_move(board_slug, changes, ["", *document["groups"]])
-    # Top pages are small and rebuilt on the next read: simpler than placing them in each.
-    tops_forget(board_slug)
+def _inlined(manifest: sets.Manifest, rewrite: sets.Rewrite) -> dict[int, tuple[int, bytes]]:
+    """The set kept inside the manifest: the only one of an order of at most INLINE_MAX."""
+    if len(manifest.sets) != 1 or manifest.sets[0].length > INLINE_MAX:
+        return {}
+    only = manifest.sets[0].set_id
+    found = rewrite.written.get(only) or manifest.inline.get(only)
+    return {only: found} if found else {}
 
 
-def entry_leave_tops(programmer_id: int) -> None:
-    """Drop the cached top pages that list a programmer (the next read rebuilds them)."""
-    tops().delete_many({"rows.pid": programmer_id})
+def _manifests_swap(swaps: list[tuple[str, int, dict]]) -> None:
+    """Compare-and-swap manifests on their version; a manifest that somebody else changed first
+    (only a lease holder that outlived its lease can) keeps the newer writer's state."""
+    operations = [
+        InsertOne({"_id": order, **document})
+        if expected == 0
+        else ReplaceOne({"_id": order, "v": expected}, document)
+        for order, expected, document in swaps
+    ]
+    try:
+        orders().bulk_write(operations, ordered=False)
+    except BulkWriteError:
+        pass  # a manifest created meanwhile: the newer writer's state stands, and is repaired
+        # from the sets by the next writer (`sets.manifest_repair`)
+
+
+def orders_write(built: dict[str, tuple[sets.Manifest, sets.Rewrite]]) -> None:
+    """Store orders built in bulk (rebuilds), replacing whatever was there."""
+    set_writes, manifest_writes = [], []
+    for order, (manifest, rewrite) in built.items():
+        manifest.inline = _inlined(manifest, rewrite)
+        set_writes += [
+            InsertOne({"_id": _set_doc_id(order, s), "v": v, "r": Binary(blob)})
+            for s, (v, blob) in rewrite.written.items()
+            if s not in manifest.inline
+        ]
+        manifest_writes.append(InsertOne({"_id": order, **manifest_document(manifest)}))
+    for start in range(0, len(set_writes), 1_000):
+        order_sets().bulk_write(set_writes[start : start + 1_000], ordered=False)
+    for start in range(0, len(manifest_writes), 1_000):
+        orders().bulk_write(manifest_writes[start : start + 1_000], ordered=False)
+
+
+def orders_forget(board_slug: str) -> None:
+    """Drop every order of a board (before a rebuild writes them anew): rebuild-time, it scans."""
+    prefix = {"$regex": f"^{board_slug}\\|"}
+    orders().delete_many({"_id": prefix})
+    order_sets().delete_many({"_id": prefix})
+
+
+def placement(entry: dict) -> dict:
+    """What the orders hold for an entry once it is placed: its keys, handle and groups."""
+    return {
+        "keys": entry.get("keys", {}),
+        "handle": entry.get("handle", ""),
+        "groups": entry.get("groups", []),
+    }
+
+
+def placed_set(board_slug: str, entries_placed: Iterable[dict]) -> None:
+    """Record that the orders hold these entries as they are (after a rebuild built them)."""
+    operations = [
+        UpdateOne({"_id": entry["_id"]}, {"$set": {"placed": placement(entry)}})
+        for entry in entries_placed
+    ]
+    for start in range(0, len(operations), 1_000):
+        entries(board_slug).bulk_write(operations[start : start + 1_000], ordered=False)
+
+
+def entries_all(board_slug: str) -> Iterator[dict]:
+    """Every entry's handle, groups and keys (rebuild-time: it reads the whole board)."""
+    yield from entries(board_slug).find({}, {"handle": 1, "groups": 1, "keys": 1})

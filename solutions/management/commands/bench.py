@@ -1,24 +1,34 @@
 """Measure what the common reads and writes cost as a board grows.
 
-Why it exists: the design promises that a rank lookup, the top page and a solve cost the same
-at a thousand programmers as at millions (rank data and cached top pages, not counting). This
-command shows it: for each size it seeds a scratch database (``<MONGODB_DB>_bench``, dropped
-afterwards) with that many programmers on every board, then times each operation and counts the
-MongoDB commands it issues, through pymongo's command monitoring.
+Why it exists: the design promises that every board read and every solve costs the same at a
+thousand programmers as at a million (orders read and written by `_id`, see
+`solutions/leaderboard/store.py`). This command shows it: for each size it seeds a scratch database
+(``<MONGODB_DB>_bench``, dropped afterwards) with that many programmers on every board, through the
+bulk build that `import_solves` and `rebuild_boards` use, then runs each operation `--repeat`
+times and prints the MongoDB commands it sends (pymongo's command monitoring: exact, whatever the
+machine's noise) and its median and 95th-percentile time. With `--ingest N` it also starts the
+web server on the scratch database and posts N solves through the HTTP API from 8 clients at
+once; with `--redis URL` it runs the same reads and forward-dated solves on Redis sorted sets
+beside it, so the ratio shows.
 
 The server is ``--uri``, else MONGODB_URI when it answers; otherwise a throwaway embedded server
-(SecantusDB's ``secantusd-py``, in memory) is started for the run. Seeding writes entry documents
-directly (computed as a rebuild would) rather than replaying solves, so 50,000 programmers take
-minutes, not hours. Times on the embedded server are only indicative; command counts are exact.
+(SecantusDB's ``secantusd-py``, in memory) is started for the run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
+import math
+import os
 import random
 import statistics
+import subprocess
+import sys
+import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,15 +36,15 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
-from pymongo import MongoClient, UpdateOne, monitoring
+from pymongo import MongoClient, monitoring
 
-from solutions import mongo, selectors, services
-from solutions.leaderboard import rebuild, store
+from solutions import mongo, selectors, services, tokens
+from solutions.leaderboard import rebuild
 from solutions.models import Board, Problem, Programmer
 from tools import embedded_mongo
 
-SEED_BATCH = 2_000
 COUNTRIES = ["BD", "IN", "NP", "PK", "LK", ""]
+INGEST_CLIENTS = 8
 
 
 class CommandCounter(monitoring.CommandListener):
@@ -52,10 +62,6 @@ class CommandCounter(monitoring.CommandListener):
     def failed(self, event: monitoring.CommandFailedEvent) -> None:
         pass
 
-    @property
-    def total(self) -> int:
-        return sum(self.names.values())
-
 
 @dataclass(frozen=True)
 class Measure:
@@ -63,7 +69,9 @@ class Measure:
     operation: str
     commands: int
     detail: str  # the commands by name, e.g. "find×2"
-    milliseconds: float  # the median of the repetitions
+    median: float  # milliseconds
+    p95: float
+    redis: float | None = None  # the same operation on Redis sorted sets, median milliseconds
 
 
 @contextlib.contextmanager
@@ -106,41 +114,42 @@ def scratch_database(uri: str, counter: CommandCounter) -> Iterator[None]:
 
 def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Programmer]:
     """`size` programmers with 1 to 8 solves over the last 10 days (one today, so everybody is on
-    every board), written straight as entries and rank data. Programmers are not saved in SQL:
-    the reads and writes measured here only use their id, handle and groups."""
-    now = timezone.now()
-    now_day = services.today()
+    every board), built in bulk like an import: entries streamed from their solves, then every
+    order sorted and cut into sets. Programmers are not saved in SQL: the reads and writes
+    measured here only use their id, handle and groups."""
+    now, now_day = timezone.now(), services.today()
     programmers = [
-        Programmer(pk=n + 1, handle=f"bench{n:06d}", country=rng.choice(COUNTRIES))
+        Programmer(pk=n + 1, handle=f"bench{n:07d}", country=rng.choice(COUNTRIES))
         for n in range(size)
     ]
+    solves = {
+        programmer.pk: [
+            {
+                "_id": f"{programmer.pk}-{n}",
+                "points": rng.choice([10, 20, 50, 100]),
+                "solved_at": now - dt.timedelta(days=age, seconds=rng.randrange(36_000)),
+            }
+            for n, age in enumerate([0] + [rng.randrange(10) for _ in range(rng.randrange(8))])
+        ]
+        for programmer in programmers
+    }
     for board in boards:
-        documents = []
-        for programmer in programmers:
-            ages = [0] + [rng.randrange(10) for _ in range(rng.randrange(8))]
-            solves = [
-                {
-                    "points": rng.choice([10, 20, 50, 100]),
-                    "solved_at": now - dt.timedelta(days=age, seconds=rng.randrange(36_000)),
-                }
-                for age in ages
-            ]
-            documents.append(services.entry_from_solves(board, programmer, solves, now_day))
-        collection = store.entries(board.slug)
-        for start in range(0, len(documents), SEED_BATCH):
-            collection.insert_many(documents[start : start + SEED_BATCH], ordered=False)
-        histograms = rebuild.histograms_from_entries(board.slug, documents)
-        store.histograms().bulk_write(
-            [UpdateOne({"_id": _id}, {"$set": doc}, upsert=True) for _id, doc in histograms.items()]
+        computed = (
+            (
+                services.entry_from_solves(board, programmer, solves[programmer.pk], now_day),
+                [s["_id"] for s in solves[programmer.pk]],
+            )
+            for programmer in programmers
         )
+        rebuild.board_rebuild(board.slug, computed, now_day, dry_run=False)
     return programmers
 
 
 def _measure(
     counter: CommandCounter, operation: Callable[[int], object], repeat: int
-) -> tuple[Counter[str], float]:
-    """Run once to warm up (it may build a cached top page), then `repeat` times: the commands
-    of the last run and the median time."""
+) -> tuple[Counter[str], float, float]:
+    """Run once to warm up, then `repeat` times: the commands of the last run, and the median
+    and 95th percentile of the times."""
     operation(-1)
     times, names = [], Counter()
     for attempt in range(repeat):
@@ -149,7 +158,12 @@ def _measure(
         operation(attempt)
         times.append((time.perf_counter() - started) * 1000)
         names = counter.names.copy()
-    return names, statistics.median(times)
+    times.sort()
+    return (
+        names,
+        statistics.median(times),
+        times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)],
+    )
 
 
 def bench_operations(
@@ -157,27 +171,37 @@ def bench_operations(
 ) -> dict[str, Callable[[int], object]]:
     """The operations to measure, for a programmer in the middle of the board."""
     standing = selectors.programmer_standing(board=board, programmer=programmer)
-    deep_page = max(1, standing.total // selectors.PAGE_SIZE // 2)
+    pages = max(1, math.ceil(standing.total / selectors.PAGE_SIZE))
+    group = programmer.group_scopes()[0] if programmer.group_scopes() else ""
 
     def solve(attempt: int) -> None:
         problem = Problem(slug=f"bench-{attempt + 1}", points=50)  # a new problem every time
         services.solve_record(programmer=programmer, problem=problem, solved_at=timezone.now())
 
     return {
-        "rank lookup": lambda _: selectors.programmer_standing(board=board, programmer=programmer),
-        "board page 1": lambda _: selectors.board_page(board=board, page=1),
-        f"deep page ({deep_page:,})": lambda _: selectors.board_page(board=board, page=deep_page),
+        "page 1": lambda _: selectors.board_page(board=board, page=1),
+        "middle page": lambda _: selectors.board_page(board=board, page=max(1, pages // 2)),
+        "last page": lambda _: selectors.board_page(board=board, page=pages),
+        "rank": lambda _: selectors.programmer_standing(board=board, programmer=programmer),
         "around me (4)": lambda _: selectors.programmer_neighbours(
             board=board, standing=standing, around=4
         ),
+        "group page": lambda _: selectors.board_page(board=board, page=1, scope=group),
+        "profile": lambda _: selectors.programmer_profile(programmer=programmer),
         f"solve ({len(boards)} boards)": solve,
     }
 
 
 def bench_run(
-    *, uri: str, sizes: list[int], repeat: int = 5, report: Callable[[str], None] = print
+    *,
+    uri: str,
+    sizes: list[int],
+    repeat: int = 5,
+    report: Callable[[str], None] = print,
+    redis_url: str | None = None,
+    ingest: int = 0,
 ) -> list[Measure]:
-    """Seed each size in turn and measure the five operations on the default board."""
+    """Seed each size in turn and measure every operation on the default board."""
     boards = list(Board.objects.all())
     board = selectors.board_default()
     if board is None:
@@ -190,14 +214,172 @@ def bench_run(
             started = time.perf_counter()
             programmers = bench_seed(boards=boards, size=size, rng=random.Random(size))
             report(f"Seeded {size:,} programmers in {time.perf_counter() - started:.1f} s.")
-            operations = bench_operations(
-                board=board, boards=boards, programmer=programmers[size // 2]
+            middle = sorted(programmers, key=lambda p: p.pk)[size // 2]
+            redis_times = (
+                redis_bench(redis_url, board=board, size=size, repeat=repeat) if redis_url else {}
             )
+            operations = bench_operations(board=board, boards=boards, programmer=middle)
             for name, operation in operations.items():
-                names, milliseconds = _measure(counter, operation, repeat)
+                names, median, p95 = _measure(counter, operation, repeat)
                 detail = ", ".join(f"{command}×{n}" for command, n in sorted(names.items()))
-                results.append(Measure(size, name, sum(names.values()), detail, milliseconds))
+                redis = redis_times.get(name.split(" (")[0])
+                results.append(Measure(size, name, sum(names.values()), detail, median, p95, redis))
+            if ingest:
+                rate = ingest_through_api(uri, solves=ingest, report=report)
+                results.append(
+                    Measure(size, "ingest (solves/s)", 0, "HTTP API, 8 clients", rate, rate)
+                )
     return results
+
+
+# --- sustained ingest through the HTTP API ------------------------------------------------------
+
+
+def ingest_through_api(uri: str, *, solves: int, report: Callable[[str], None]) -> float:
+    """Start the web server on the scratch database and post `solves` solves through the API
+    from 8 clients at once. Returns solves per second."""
+    service_token, token = tokens.service_token_create(name=f"bench {timezone.now():%H%M%S}")
+    port = embedded_mongo.free_port()
+    environment = {
+        **os.environ,
+        "MONGODB_URI": uri,
+        "MONGODB_DB": settings.MONGODB_DB,
+        "DEBUG": "true",
+        "ALLOWED_HOSTS": "127.0.0.1",
+    }
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "leaderboard_site.wsgi",
+            "-w",
+            "2",
+            "--threads",
+            "4",
+            "-b",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "warning",
+        ],
+        env=environment,
+    )
+    try:
+        _wait_for(f"http://127.0.0.1:{port}/api/v1/boards")
+        moment = timezone.now().isoformat()
+        bodies = [
+            {
+                "id": f"bench-ingest-{n}",
+                "programmer": f"ingest{n % 500:04d}",
+                "problem": f"ingest-{n // 500}",
+                "solved_at": moment,
+            }
+            for n in range(solves)
+        ]
+        failures: list[str] = []
+
+        def client(share: list[dict]) -> None:
+            for body in share:
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/api/v1/solves",
+                    data=json.dumps(body).encode(),
+                    headers={
+                        "Authorization": f"Bearer {token}",
+                        "Content-Type": "application/json",
+                    },
+                )
+                try:
+                    with urllib.request.urlopen(request, timeout=60) as answer:
+                        answer.read()
+                except Exception as error:  # counted, reported below
+                    failures.append(str(error))
+
+        started = time.perf_counter()
+        threads = [
+            threading.Thread(target=client, args=(bodies[i::INGEST_CLIENTS],))
+            for i in range(INGEST_CLIENTS)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        seconds = time.perf_counter() - started
+        if failures:
+            report(f"{len(failures)} of {solves} ingest requests failed: {failures[0]}")
+        return solves / seconds
+    finally:
+        server.terminate()
+        server.wait(10)
+        service_token.delete()
+        Programmer.objects.filter(handle__startswith="ingest").delete()
+        Problem.objects.filter(slug__startswith="ingest-").delete()
+
+
+def _wait_for(url: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except Exception:
+            time.sleep(0.2)
+    raise CommandError(f"The web server did not answer at {url}.")
+
+
+# --- the same operations on Redis sorted sets --------------------------------------------------
+
+
+def redis_bench(url: str, *, board: Board, size: int, repeat: int) -> dict[str, float]:
+    """Median milliseconds of the reads and a forward-dated solve on Redis sorted sets holding the
+    same number of programmers, one sorted set per board day (the comparison DESIGN.md makes)."""
+    import redis  # production's cache client; only the bench talks to Redis this way
+
+    client = redis.Redis.from_url(url)
+    rng = random.Random(size)
+    key = "bench:board"
+    client.delete(key)
+    for start in range(0, size, 10_000):
+        client.zadd(
+            key,
+            {
+                f"bench{n:07d}": rng.randrange(1, 60)
+                for n in range(start, min(size, start + 10_000))
+            },
+        )
+    middle = f"bench{size // 2:07d}"
+    pages = max(1, math.ceil(size / selectors.PAGE_SIZE))
+
+    def page(number: int) -> Callable[[int], object]:
+        first = (number - 1) * selectors.PAGE_SIZE
+        return lambda _: client.zrevrange(
+            key, first, first + selectors.PAGE_SIZE - 1, withscores=True
+        )
+
+    def around(_: int) -> object:
+        rank = client.zrevrank(key, middle)
+        return client.zrevrange(key, max(0, rank - 4), rank + 4, withscores=True)
+
+    def solve(_: int) -> object:
+        # A solve on the three default boards: 7 + 30 forward-dated days and the all-time total.
+        pipe = client.pipeline()
+        for day in range(38):
+            pipe.zincrby(f"{key}:{day}", 1, middle)
+        return pipe.execute()
+
+    operations = {
+        "page 1": page(1),
+        "middle page": page(max(1, pages // 2)),
+        "last page": page(pages),
+        "rank": lambda _: (client.zrevrank(key, middle), client.zscore(key, middle)),
+        "around me": around,
+        "solve": solve,
+    }
+    timings = {}
+    for name, operation in operations.items():
+        _names, median, _p95 = _measure(CommandCounter(), operation, repeat)
+        timings[name] = median
+    client.delete(key, *[f"{key}:{day}" for day in range(38)])
+    return timings
 
 
 class Command(BaseCommand):
@@ -206,17 +388,21 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--programmers",
-            default="1000,50000",
-            help="Comma-separated board sizes to measure (default: 1000,50000).",
+            default="1000,100000",
+            help="Comma-separated board sizes to measure (default: 1000,100000).",
         )
         parser.add_argument("--uri", help="The MongoDB server (default: MONGODB_URI or embedded).")
-        parser.add_argument("--repeat", type=int, default=5, help="Timed runs per operation.")
+        parser.add_argument("--repeat", type=int, default=20, help="Timed runs per operation.")
+        parser.add_argument("--redis", help="Also run the operations on Redis at this URL.")
+        parser.add_argument(
+            "--ingest", type=int, default=0, help="Post this many solves through the HTTP API."
+        )
 
     def handle(self, *args, programmers: str, uri: str | None, repeat: int, **options) -> None:
         try:
             sizes = [int(size.replace("_", "")) for size in programmers.split(",")]
         except ValueError as error:
-            raise CommandError("--programmers takes sizes like 1000,50000.") from error
+            raise CommandError("--programmers takes sizes like 1000,100000.") from error
         if not sizes or min(sizes) < 10 or repeat < 1:
             raise CommandError("Sizes start at 10 programmers, and --repeat at 1.")
         with mongodb_server(uri) as server:
@@ -228,21 +414,26 @@ class Command(BaseCommand):
                 sizes=sizes,
                 repeat=repeat,
                 report=lambda line: self.stdout.write(self.style.NOTICE(line)),
+                redis_url=options["redis"],
+                ingest=options["ingest"],
             )
         self.stdout.write("")
         self.stdout.write(
             self.style.MIGRATE_HEADING(
-                f"{'programmers':>12}  {'operation':<22}{'commands':>9}{'ms':>10}  commands by name"
+                f"{'programmers':>12}  {'operation':<20}{'commands':>9}{'median ms':>11}"
+                f"{'p95 ms':>9}{'redis ms':>10}  commands by name"
             )
         )
         for result in results:
+            redis = f"{result.redis:>10.2f}" if result.redis is not None else f"{'':>10}"
             self.stdout.write(
-                f"{result.programmers:>12,}  {result.operation:<22}{result.commands:>9}"
-                f"{result.milliseconds:>10.1f}  {result.detail}"
+                f"{result.programmers:>12,}  {result.operation:<20}{result.commands:>9}"
+                f"{result.median:>11.1f}{result.p95:>9.1f}{redis}  {result.detail}"
             )
         by_operation: dict[str, set[int]] = {}
         for result in results:
-            by_operation.setdefault(result.operation.split(" (")[0], set()).add(result.commands)
+            if result.commands:
+                by_operation.setdefault(result.operation, set()).add(result.commands)
         steady = [name for name, counts in by_operation.items() if len(counts) == 1]
         self.stdout.write(
             self.style.SUCCESS(f"Same number of commands at every size: {', '.join(steady)}.")

@@ -1,5 +1,5 @@
-"""Recompute leaderboard entries, rank data (score histograms) and cached top pages from the
-`solves` log.
+"""Recompute leaderboard entries and orders (listing order and rank data of every board day)
+from the `solves` log.
 
 Why it exists: every board is derived from `solves`, the log of first accepted solves, and the
 incremental updates only ever add to it. When the derived data is wrong or missing (restored
@@ -15,7 +15,7 @@ from solutions.models import Board
 
 
 class Command(BaseCommand):
-    help = "Recompute board entries, rank data and top pages from the solves log."
+    help = "Recompute board entries and orders from the solves log."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--board", metavar="SLUG", help="Only this board (default: all).")
@@ -36,10 +36,7 @@ class Command(BaseCommand):
                 changes = f"{report.changed} to rewrite, {report.removed} to remove"
             else:
                 changes = f"{report.changed} rewritten, {report.removed} removed"
-            line = (
-                f"{each.slug}: {report.entries} entries ({changes}), "
-                f"{report.histograms} rank histograms"
-            )
+            line = f"{each.slug}: {report.entries} entries ({changes}), {report.orders} orders"
             healthy = report.changed == 0 and report.removed == 0
             self.stdout.write(self.style.SUCCESS(line) if healthy else self.style.WARNING(line))
         if dry_run:
