@@ -14,6 +14,7 @@ import ipaddress
 
 from axes.backends import AxesStandaloneBackend
 from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -58,11 +59,21 @@ def lockout_response(
     return response
 
 
-class LoginThrottleBackend(AxesStandaloneBackend):
-    """axes' check before the password backends. A call without a request (a shell or a
-    management command, not a login over HTTP) has no client to count and is let through."""
+class LoginBackend(AxesStandaloneBackend, ModelBackend):
+    """Django's password check behind axes' lockout check, as one backend: with a single
+    backend, views may call `login(request, user)` without naming one.
 
-    def authenticate(self, request: HttpRequest | None, *args, **kwargs):
-        if request is None:
-            return None
-        return super().authenticate(request, *args, **kwargs)
+    A call without a request (a shell or a management command, not a login over HTTP) has no
+    client to count and goes straight to the password check."""
+
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs,
+    ):
+        if request is not None:
+            # Raises PermissionDenied when locked out; authenticate() counts it as a failure.
+            AxesStandaloneBackend.authenticate(self, request, username, password, **kwargs)
+        return ModelBackend.authenticate(self, request, username, password, **kwargs)

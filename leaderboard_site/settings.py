@@ -115,10 +115,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-AUTHENTICATION_BACKENDS = [
-    "leaderboard_site.logins.LoginThrottleBackend",  # refuses locked-out logins first
-    "django.contrib.auth.backends.ModelBackend",
-]
+# Django's password check behind django-axes' lockout check (leaderboard_site/logins.py).
+AUTHENTICATION_BACKENDS = ["leaderboard_site.logins.LoginBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "leaderboard"
 LOGOUT_REDIRECT_URL = "leaderboard"

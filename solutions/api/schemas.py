@@ -13,7 +13,15 @@ import datetime as dt
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
 
 from ..models import MAX_PROBLEM_POINTS, Board
 from ..rules import (
@@ -233,10 +241,11 @@ class BoardQuery(BaseModel):
         pattern=PRINTABLE_PATTERN,
     )
 
-    @model_validator(mode="after")
-    def one_group(self) -> BoardQuery:
-        self.scope  # noqa: B018 (raises ValueError for a country and an org together)
-        return self
+    @field_validator("org")
+    @classmethod
+    def not_with_country(cls, org: str, info: ValidationInfo) -> str:
+        Scope.of(country=info.data.get("country") or "", org=org)  # ValueError for both
+        return org
 
     @property
     def scope(self) -> str:
