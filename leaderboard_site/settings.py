@@ -4,10 +4,12 @@ Every setting comes from the environment, with a default that runs with no envir
 (SQLite, the embedded MongoDB-compatible server, UTC days). The README lists each variable.
 """
 
+import datetime as dt
 import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -33,8 +35,16 @@ def env_list(name: str, default: str) -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
-# The default is for development only: `check --deploy` flags it, so production must set one.
-SECRET_KEY = env_str("SECRET_KEY", "django-insecure-development-key-set-SECRET_KEY-in-production")
+# The default is for development only. Access tokens are signed with this key, so the site
+# refuses to start without a real one when DEBUG is off: anyone could forge tokens otherwise.
+DEVELOPMENT_SECRET_KEY = "django-insecure-development-key-set-SECRET_KEY-in-production"
+SECRET_KEY = env_str("SECRET_KEY", DEVELOPMENT_SECRET_KEY)
+if not DEBUG and SECRET_KEY.strip() in ("", DEVELOPMENT_SECRET_KEY):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is unset or the development key, and DEBUG is off: set SECRET_KEY to a long "
+        "random value (e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'), "
+        "or DEBUG=true for development."
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
@@ -45,6 +55,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
     "solutions",
     "competitions",
     "activity",
@@ -60,6 +71,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so it sees the answer to a login that axes refused.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "leaderboard_site.urls"
@@ -103,6 +116,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Django's password check behind django-axes' lockout check (leaderboard_site/logins.py).
+AUTHENTICATION_BACKENDS = ["leaderboard_site.logins.LoginBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "leaderboard"
 LOGOUT_REDIRECT_URL = "leaderboard"
@@ -116,6 +131,21 @@ STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Login throttling (django-axes; see leaderboard_site/logins.py): every login path counts failed
+# logins per (username, client address) in the database, shared by all processes.
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+AXES_RESET_ON_SUCCESS = True
+AXES_DISABLE_ACCESS_LOG = True  # failures are what lockouts need; successes would fill a table
+AXES_CLIENT_IP_CALLABLE = "leaderboard_site.logins.client_ip"
+AXES_LOCKOUT_CALLABLE = "leaderboard_site.logins.lockout_response"
+# Behind a proxy: the header in which it passes the client's address (e.g. X-Forwarded-For),
+# and how many proxies append to it. Unset: the connection's own address (REMOTE_ADDR).
+TRUSTED_PROXY_HEADER = env_str("TRUSTED_PROXY_HEADER", "").strip()
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 1)
 
 # Forms and the API never take a body bigger than this (a huge answer is a form error, not a 500).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024

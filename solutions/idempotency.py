@@ -46,9 +46,11 @@ class KeyInFlight(Exception):
 
 
 def fingerprint(body: dict) -> str:
-    """A hash of a JSON body that ignores key order and spacing."""
+    """A hash of a JSON body that ignores key order and spacing. "surrogatepass" keeps a string
+    holding a lone surrogate hashable (the API refuses those before this), and gives every other
+    body the same hash as plain UTF-8, so stored keys keep matching."""
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def request_answer(*, key: str, body_hash: str, work: Callable[[], Answer]) -> Answer:

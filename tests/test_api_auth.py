@@ -7,23 +7,15 @@ import datetime as dt
 import hashlib
 
 import pytest
+from django.conf import settings
 from django.core import signing
-from django.core.cache import cache
 from django.core.management import call_command
 
-from solutions import api, services, tokens
+from solutions import services, tokens
 from solutions.models import ServiceToken
 from tests.conftest import NOW
 
 PASSWORD = "correct horse battery"
-
-
-@pytest.fixture(autouse=True)
-def no_login_failures_yet():
-    """The failed-login counters live in the cache, which outlives a test."""
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture
@@ -153,8 +145,9 @@ def test_an_access_token_cannot_post_solves(client, solved):
 
 
 def test_repeated_failed_logins_are_slowed_down(client, solved):
-    for _ in range(api.LOGIN_FAILURES_ALLOWED):
-        assert login(client, password="guess").status_code == 401
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        assert error_of(login(client, password="guess")) == (401, "invalid_credentials")
+    assert error_of(login(client, password="guess")) == (429, "too_many_attempts")
     locked = login(client)  # even the right password, for a while
     assert error_of(locked) == (429, "too_many_attempts")
     assert int(locked["Retry-After"]) > 0
@@ -162,7 +155,7 @@ def test_repeated_failed_logins_are_slowed_down(client, solved):
 
 
 def test_a_successful_login_clears_the_failures(client, solved):
-    for _ in range(api.LOGIN_FAILURES_ALLOWED - 1):
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
         login(client, password="guess")
     assert login(client).status_code == 200
     assert login(client, password="guess").status_code == 401

@@ -8,17 +8,17 @@ import json
 
 import pytest
 import schemathesis
-from django.core.cache import cache
 from django.core.wsgi import get_wsgi_application
+from django.test import Client
 from hypothesis import HealthCheck, settings
 from jsonschema import Draft202012Validator
 from schemathesis import checks
 from schemathesis.config import SchemathesisConfig
 
 from competitions import services as competition_services
-from solutions import api, services, tokens
+from solutions import services, tokens
 from solutions.models import MAX_PROBLEM_POINTS
-from solutions.rules import HANDLE_PATTERN
+from solutions.rules import HANDLE_PATTERN, PROBLEM_SLUG_PATTERN
 from tests.conftest import NOW
 
 pytestmark = pytest.mark.slow  # schemathesis: `pytest -m "not slow"` skips it
@@ -28,12 +28,21 @@ CONTEST_START = NOW - dt.timedelta(hours=3)
 CONTEST_END = NOW + dt.timedelta(hours=2)
 
 
+def openapi_document() -> dict:
+    """The description as the site serves it (generated from the code)."""
+    response = Client().get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    return response.json()
+
+
 @pytest.fixture
 def credentials(db, alice):
     """A judge's service token and Alice's access token, named as in the description."""
+    access = tokens.access_token_issue(user=alice.user).token
     return {
-        "serviceToken": tokens.service_token_create(name="judge")[1],
-        "accessToken": tokens.access_token_issue(user=alice.user).token,
+        "ServiceTokenBearer": tokens.service_token_create(name="judge")[1],
+        "AccessTokenBearer": access,
+        "OptionalAccessTokenBearer": access,
     }
 
 
@@ -71,7 +80,6 @@ def api_schema(mongodb, now, boards, problems, alice, bob, credentials, contest)
     the tokens to use."""
     services.solve_record(programmer=alice, problem=problems[0], solved_at=NOW)
     services.solve_record(programmer=bob, problem=problems[1], solved_at=NOW - dt.timedelta(days=1))
-    cache.clear()  # failed-login counters from other tests
     config = SchemathesisConfig.from_dict(
         {"auth": {"openapi": {name: {"bearer": token} for name, token in credentials.items()}}}
     )
@@ -97,10 +105,8 @@ def test_every_operation_answers_as_described(case):
     case.call_and_validate(excluded_checks=[checks.positive_data_acceptance])
 
 
-def test_the_description_is_served_and_is_valid_openapi(client, db):
-    response = client.get("/api/v1/openapi.json")
-    assert response.status_code == 200
-    document = response.json()
+def test_the_description_is_served_and_is_valid_openapi(db):
+    document = openapi_document()
     assert document["openapi"].startswith("3.")
     assert set(document["paths"]) == {
         "/api/v1/solves",
@@ -114,15 +120,47 @@ def test_the_description_is_served_and_is_valid_openapi(client, db):
     }
 
 
-def test_the_solve_schema_matches_the_models_limits():
-    solve = api.openapi_document()["components"]["schemas"]["SolveRequest"]["properties"]
+def test_the_solve_schema_takes_its_rules_from_the_models(db):
+    solve = openapi_document()["components"]["schemas"]["SolveRequest"]["properties"]
     assert solve["programmer"]["pattern"] == HANDLE_PATTERN
-    assert solve["problem"]["pattern"] == api.SLUG_PATTERN
+    assert solve["problem"]["pattern"] == PROBLEM_SLUG_PATTERN
     assert solve["points"]["maximum"] == MAX_PROBLEM_POINTS
 
 
+def test_every_example_in_the_description_is_accepted(client, api_schema, credentials):
+    """Request bodies and parameters the document gives as examples get a 2xx, as documented."""
+    document = openapi_document()
+    schemas = document["components"]["schemas"]
+    sent = 0
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            schemes = [name for option in operation.get("security", []) for name in option]
+            headers = {"Authorization": f"Bearer {credentials[schemes[0]]}"} if schemes else {}
+            url = path
+            for parameter in operation["parameters"]:
+                example = parameter.get("example", parameter["schema"].get("example"))
+                if parameter["in"] == "path":
+                    assert example is not None, (path, parameter["name"])
+                    url = url.replace("{" + parameter["name"] + "}", example)
+            bodies = [None]
+            if "requestBody" in operation:
+                schema = operation["requestBody"]["content"]["application/json"]["schema"]
+                schema = schemas[schema["$ref"].rsplit("/", 1)[1]] if "$ref" in schema else schema
+                bodies = schema["examples"]
+            for body in bodies:
+                if body is None:
+                    response = client.get(url, headers=headers)
+                else:
+                    response = client.post(
+                        url, json.dumps(body), "application/json", headers=headers
+                    )
+                assert 200 <= response.status_code < 300, (method, url, body, response.json())
+                sent += 1
+    assert sent == 8
+
+
 def response_validator(path: str, method: str, status: int) -> Draft202012Validator:
-    document = api.openapi_document()
+    document = openapi_document()
     content = document["paths"][path][method]["responses"][str(status)]["content"]
     return Draft202012Validator(
         {**content["application/json"]["schema"], "components": document["components"]}
@@ -131,8 +169,8 @@ def response_validator(path: str, method: str, status: int) -> Draft202012Valida
 
 def test_real_answers_match_the_described_shapes(client, api_schema, credentials):
     """Answers with data in them (the generated requests mostly meet empty or refused cases)."""
-    judge = {"Authorization": f"Bearer {credentials['serviceToken']}"}
-    reader = {"Authorization": f"Bearer {credentials['accessToken']}"}
+    judge = {"Authorization": f"Bearer {credentials['ServiceTokenBearer']}"}
+    reader = {"Authorization": f"Bearer {credentials['AccessTokenBearer']}"}
     body = {"id": "x", "programmer": "bob", "problem": "p3", "solved_at": NOW.isoformat()}
     answers = [
         ("/api/v1/boards", "get", client.get("/api/v1/boards")),

@@ -220,7 +220,12 @@ def test_archived_final_standings_stay_as_they_were_after_later_edits(frozen_con
     assert api["final"] is True
     assert [(row["rank"], row["handle"]) for row in api["rows"]] == [(1, "bob"), (2, "Alice")]
     assert set(api["rows"][0]["problems"]) == {"p1", "p2", "p3"}
-    assert api["rows"][0]["problems"]["p2"] == {"attempts": 1, "solved_minute": 140}
+    assert api["rows"][0]["problems"]["p2"] == {
+        "attempts": 1,
+        "solved_minute": 140,
+        "first": True,
+        "pending": 0,
+    }
 
 
 def test_a_programmer_banned_after_the_end_leaves_the_final_standings(frozen_contest, bob):

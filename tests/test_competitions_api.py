@@ -80,9 +80,9 @@ def test_an_accepted_verdict_counts_in_the_competition_and_on_every_board(
         "solved": 1,
         "penalty": 60,
         "problems": {
-            "p1": {"attempts": 1, "solved_minute": 60},
-            "p2": {"attempts": 0, "solved_minute": None},
-            "p3": {"attempts": 0, "solved_minute": None},
+            "p1": {"attempts": 1, "solved_minute": 60, "first": True, "pending": 0},
+            "p2": {"attempts": 0, "solved_minute": None, "first": False, "pending": 0},
+            "p3": {"attempts": 0, "solved_minute": None, "first": False, "pending": 0},
         },
     }
 

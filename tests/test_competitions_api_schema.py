@@ -15,8 +15,10 @@ from django.test import Client
 
 from competitions import api as competition_api
 from competitions import services
-from solutions import api, tokens
-from tests.test_api_schema import response_validator
+from leaderboard_site import logins
+from solutions import tokens
+from solutions.api import errors, idempotent, parser, views
+from tests.test_api_schema import openapi_document, response_validator
 
 pytestmark = pytest.mark.slow  # schemathesis: `pytest -m "not slow"` skips it
 
@@ -28,11 +30,11 @@ FREEZE = dt.datetime(2020, 1, 19, 11, 0, tzinfo=dt.UTC)
 
 
 def documented(path: str, method: str) -> dict:
-    return api.openapi_document()["paths"][path][method]
+    return openapi_document()["paths"][path][method]
 
 
 def schema(name: str) -> dict:
-    return api.openapi_document()["components"]["schemas"][name]
+    return openapi_document()["components"]["schemas"][name]
 
 
 def assert_described(path: str, method: str, response) -> dict:
@@ -79,20 +81,20 @@ def verdict(**changes) -> dict:
     }
 
 
-def test_every_error_code_the_api_answers_with_is_documented():
+def test_every_error_code_the_api_answers_with_is_documented(db):
     # Codes are literals: ApiError(status, "code", ...), error_response(status, "code", ...), or
     # passed on as a keyword argument such as rejected_code="code".
     literal = re.compile(r'(?:(?:ApiError|error_response)\(\s*\d{3},\s*|_code=)"(\w+)"')
     raised = set()
-    for module in (api, competition_api):
+    for module in (errors, idempotent, parser, views, competition_api, logins):
         raised |= set(literal.findall(Path(module.__file__).read_text()))
-    error = schema("Error")["properties"]["error"]["properties"]["code"]
+    error = schema("ErrorBody")["properties"]["code"]
     assert {"unknown_competition", "submission_rejected", "id_reused"} <= raised
     assert raised <= set(error["enum"])
 
 
 def test_submission_answers_match_the_described_shapes(contest, judge, alice):
-    too_big = json.dumps(verdict(id="run-9", padding="x" * api.MAX_BODY_BYTES))
+    too_big = json.dumps(verdict(id="run-9", padding="x" * parser.MAX_BODY_BYTES))
     answers = [
         post(judge, verdict()),
         post(judge, json.dumps(verdict(), indent=2)),  # the same report again
@@ -173,9 +175,9 @@ def test_standings_answers_match_the_described_shapes(now, contest, judge, alice
         "solved": 1,
         "penalty": 60 + 20,
         "problems": {
-            "p1": {"attempts": 2, "solved_minute": 60},
-            "p2": {"attempts": 0, "solved_minute": None},
-            "p3": {"attempts": 0, "solved_minute": None},
+            "p1": {"attempts": 2, "solved_minute": 60, "first": True, "pending": 0},
+            "p2": {"attempts": 0, "solved_minute": None, "first": False, "pending": 0},
+            "p3": {"attempts": 0, "solved_minute": None, "first": False, "pending": 0},
         },
     }
     # Bob solved p2 after the freeze: the public sees it only once the competition is over.

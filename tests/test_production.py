@@ -1,5 +1,5 @@
-"""The production settings: `check --deploy` is clean, migrations run on PostgreSQL, and the
-cache works on Redis."""
+"""The production settings: `check --deploy` is clean, the site refuses to start without a real
+SECRET_KEY, migrations run on PostgreSQL, and the cache works on Redis."""
 
 from __future__ import annotations
 
@@ -16,16 +16,28 @@ from tests.services_available import POSTGRES_URL, REDIS_URL, require_postgres, 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "leaderboard_site.settings", **env}
+def run(command: list[str], env: dict[str, str | None]) -> subprocess.CompletedProcess:
+    """`command` in a fresh process with the settings module and `env` (None: unset; the tests'
+    own SECRET_KEY is not passed on)."""
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "leaderboard_site.settings"}
+    environment.pop("SECRET_KEY", None)
+    for name, value in env.items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
     return subprocess.run(
-        [sys.executable, "manage.py", *args],
+        command,
         cwd=ROOT,
         env=environment,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def manage(*args: str, **env: str | None) -> subprocess.CompletedProcess:
+    return run([sys.executable, "manage.py", *args], env)
 
 
 PRODUCTION = {
@@ -41,12 +53,27 @@ def test_the_production_settings_pass_the_deployment_check():
     assert "no issues" in result.stdout
 
 
-def test_the_development_key_is_flagged_by_the_deployment_check():
-    env = {**PRODUCTION}
-    env.pop("SECRET_KEY")
-    result = manage("check", "--deploy", "--fail-level", "WARNING", **env)
-    assert result.returncode != 0
-    assert "SECRET_KEY" in result.stdout + result.stderr
+@pytest.mark.parametrize(
+    "key",
+    [None, "", "django-insecure-development-key-set-SECRET_KEY-in-production"],
+    ids=["unset", "empty", "the development key"],
+)
+def test_with_debug_off_the_site_refuses_to_start_without_a_real_key(key):
+    settings = run(
+        [sys.executable, "-c", "import leaderboard_site.settings"],
+        {"DEBUG": "false", "SECRET_KEY": key},
+    )
+    assert settings.returncode != 0
+    assert "ImproperlyConfigured" in settings.stderr
+    assert "SECRET_KEY is unset or the development key" in settings.stderr
+    check = manage("check", "--deploy", **{**PRODUCTION, "SECRET_KEY": key})
+    assert check.returncode != 0
+    assert "SECRET_KEY" in check.stderr
+
+
+def test_with_debug_on_the_development_key_is_fine():
+    result = run([sys.executable, "-c", "import leaderboard_site.settings"], {"DEBUG": "true"})
+    assert result.returncode == 0, result.stderr
 
 
 def test_migrations_run_on_postgresql_and_seed_the_boards():
@@ -58,7 +85,7 @@ def test_migrations_run_on_postgresql_and_seed_the_boards():
         connection.execute(f'CREATE DATABASE "{name}"')
     url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
     try:
-        migrated = manage("migrate", "--no-input", DATABASE_URL=url)
+        migrated = manage("migrate", "--no-input", DATABASE_URL=url, **PRODUCTION)
         assert migrated.returncode == 0, migrated.stderr
         with psycopg.connect(url) as connection:
             slugs = [

@@ -1,0 +1,79 @@
+"""Login throttling with django-axes, for every way in: the login page, the admin's and
+POST /api/v1/auth/token all call `authenticate(request, ...)`, so axes counts their failures
+together, in the database (shared by every process).
+
+Failures are counted per (username, client address): an attacker who guesses one account's
+password is locked out of that account from that address, while its owner, elsewhere, and the
+attacker's other targets are not. The client address is the one the trusted proxy saw (see
+`client_ip`), so one attacker behind the proxy cannot lock everybody out, nor dodge the count.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from axes.backends import AxesStandaloneBackend
+from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from solutions.api.errors import error_response
+
+
+def client_ip(request: HttpRequest) -> str:
+    """The client's address: REMOTE_ADDR, or behind a proxy the address it put in
+    TRUSTED_PROXY_HEADER.
+
+    A proxy that appends to X-Forwarded-For writes the address it saw last; anything to the
+    left of the last TRUSTED_PROXY_COUNT entries came from the client and may be forged.
+    (django-ipware's proxy count counts the proxies named *inside* the header, which is not
+    how a proxy in front of the site fills it: so this is spelt out here.)
+    """
+    remote = request.META.get("REMOTE_ADDR", "")
+    header = settings.TRUSTED_PROXY_HEADER
+    if not header:
+        return remote
+    hops = [hop.strip() for hop in request.headers.get(header, "").split(",")]
+    if len(hops) < settings.TRUSTED_PROXY_COUNT:
+        return remote
+    candidate = hops[-settings.TRUSTED_PROXY_COUNT]
+    try:
+        return str(ipaddress.ip_address(candidate))
+    except ValueError:
+        return remote
+
+
+def lockout_response(
+    request: HttpRequest, original_response: HttpResponse | None, credentials: dict | None
+) -> HttpResponse:
+    """What a locked-out login gets: the API's error shape under /api/, a page elsewhere."""
+    minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
+    retry_after = {"Retry-After": str(int(settings.AXES_COOLOFF_TIME.total_seconds()))}
+    if request.path.startswith("/api/"):
+        return error_response(
+            429, "too_many_attempts", "Too many failed logins: try again later.", retry_after
+        )
+    response = render(request, "registration/locked_out.html", {"minutes": minutes}, status=429)
+    response["Retry-After"] = retry_after["Retry-After"]
+    return response
+
+
+class LoginBackend(AxesStandaloneBackend, ModelBackend):
+    """Django's password check behind axes' lockout check, as one backend: with a single
+    backend, views may call `login(request, user)` without naming one.
+
+    A call without a request (a shell or a management command, not a login over HTTP) has no
+    client to count and goes straight to the password check."""
+
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs,
+    ):
+        if request is not None:
+            # Raises PermissionDenied when locked out; authenticate() counts it as a failure.
+            AxesStandaloneBackend.authenticate(self, request, username, password, **kwargs)
+        return ModelBackend.authenticate(self, request, username, password, **kwargs)

@@ -1,0 +1,330 @@
+"""The API's request and response schemas: pydantic models that validate what comes in and
+describe what goes out, from which django-ninja generates the OpenAPI document.
+
+Requests are strict: no `true` for a number, no number for a string, no extra fields, and every
+string free of control characters (NUL included) and lone surrogates. Handles, slugs and
+countries take their patterns from `solutions.rules`, where models and forms take them too.
+Every example here is a request the API accepts (the tests send each one).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
+
+from ..models import MAX_PROBLEM_POINTS, Board
+from ..rules import (
+    COUNTRY_PATTERN,
+    HANDLE_PATTERN,
+    ORGANIZATION_MAX_LENGTH,
+    PROBLEM_SLUG_PATTERN,
+    SLUG_CHARACTERS,
+    Scope,
+)
+from ..selectors import PAGE_SIZE
+from .errors import ErrorCode
+
+# Any character but the C0 and C1 control characters (pydantic refuses lone surrogates itself).
+PRINTABLE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*$"
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+BOARD_SLUG_PATTERN = rf"^{SLUG_CHARACTERS}+$"
+MOMENT_MAX_LENGTH = 64
+MAX_PAGE = 100_000
+MAX_PAGE_SIZE = 100
+MAX_AROUND = 20
+EXAMPLE_MOMENT = "2020-01-19T10:00:00Z"
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# --- field types -------------------------------------------------------------------------------
+
+
+def moment_in_utc(value: Any) -> dt.datetime:
+    """An ISO 8601 date and time with a UTC offset in whole minutes, as an aware UTC datetime."""
+    if not isinstance(value, str):
+        raise ValueError("give an ISO 8601 date and time as a string")
+    if len(value) > MOMENT_MAX_LENGTH or CONTROL_CHARACTERS.search(value):
+        raise ValueError("not an ISO 8601 date and time")
+    try:
+        moment = dt.datetime.fromisoformat(value)
+    except ValueError as error:
+        raise ValueError("not an ISO 8601 date and time") from error
+    offset = moment.utcoffset()
+    if offset is None:
+        raise ValueError("give a UTC offset, e.g. +06:00 or Z")
+    if offset.seconds % 60 or offset.microseconds:
+        raise ValueError("the UTC offset must be whole minutes, e.g. +05:45")
+    try:
+        # A moment like 0001-01-01T00:00+01:00 has no UTC date at all.
+        return moment.astimezone(dt.UTC)
+    except OverflowError as error:
+        raise ValueError("out of range") from error
+
+
+def whole_number(value: Any) -> Any:
+    """JSON has one number type: 5.0 is the integer 5 (as JSON Schema says); 5.5 and true are
+    still refused by the strict integer."""
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
+def iso_date(value: Any) -> Any:
+    """YYYY-MM-DD only (pydantic alone would also take a number of seconds)."""
+    if isinstance(value, str):
+        try:
+            return dt.datetime.strptime(value, "%Y-%m-%d").date()
+        except ValueError as error:
+            raise ValueError("enter the date as YYYY-MM-DD") from error
+    return value
+
+
+Moment = Annotated[
+    dt.datetime,
+    BeforeValidator(moment_in_utc),
+    WithJsonSchema({"type": "string", "format": "date-time", "maxLength": MOMENT_MAX_LENGTH}),
+]
+Handle = Annotated[
+    str, Field(pattern=HANDLE_PATTERN, description="The programmer's handle (any case)")
+]
+ProblemSlug = Annotated[str, Field(pattern=PROBLEM_SLUG_PATTERN, description="The problem's slug")]
+RequestId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=128,
+        pattern=PRINTABLE_PATTERN,
+        description="The idempotency key: unique per report",
+    ),
+]
+Points = Annotated[int, Field(ge=1, le=MAX_PROBLEM_POINTS), BeforeValidator(whole_number)]
+
+
+def without_default(schema: dict) -> None:
+    """For a field that may be left out but not sent as null: its document shows no default."""
+    schema.pop("default", None)
+
+
+def optional(description: str, **constraints: Any) -> Any:
+    """A field that may be left out (None then), but not sent as null."""
+    return Field(
+        default=None, description=description, json_schema_extra=without_default, **constraints
+    )
+
+
+WindowKind = Literal[tuple(value for value, _ in Board.WINDOW_CHOICES)]  # type: ignore[misc]
+MetricKind = Literal[tuple(value for value, _ in Board.METRIC_CHOICES)]  # type: ignore[misc]
+TiesKind = Literal[tuple(value for value, _ in Board.TIES_CHOICES)]  # type: ignore[misc]
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+class ErrorBody(BaseModel):
+    code: ErrorCode = Field(description="Stable, for programs; `message` is for people.")
+    message: str
+
+
+class Error(BaseModel):
+    error: ErrorBody
+
+
+# --- judges' reports ---------------------------------------------------------------------------
+
+
+class SolveRequest(Request):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": "solve-1",
+                    "programmer": "Alice",
+                    "problem": "p3",
+                    "solved_at": EXAMPLE_MOMENT,
+                }
+            ]
+        }
+    )
+
+    id: RequestId
+    programmer: Handle
+    problem: ProblemSlug
+    solved_at: Moment = Field(
+        description="ISO 8601 with a UTC offset, e.g. 2020-01-19T12:00:00+06:00"
+    )
+    points: Points = optional("Points for this solve; the problem's own points when absent")
+
+
+class SolveAnswer(BaseModel):
+    id: str
+    counted: bool = Field(description="false when this programmer had already solved the problem")
+
+
+class SubmissionRequest(Request):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": "run-9",
+                    "programmer": "Alice",
+                    "problem": "p1",
+                    "verdict": "accepted",
+                    "submitted_at": EXAMPLE_MOMENT,
+                }
+            ]
+        }
+    )
+
+    id: RequestId
+    programmer: Handle
+    problem: ProblemSlug
+    verdict: Literal["accepted", "rejected"] = Field(
+        description="The judge's verdict on this attempt"
+    )
+    submitted_at: Moment = Field(
+        description="When the attempt was made: ISO 8601 with a UTC offset, "
+        "e.g. 2020-01-19T10:00:00+06:00"
+    )
+
+
+class SubmissionAnswer(BaseModel):
+    id: str
+    counted: bool = Field(
+        description="true when an accepted verdict counted as the programmer's first solve of "
+        "the problem on the boards; false for a rejected verdict or a problem already solved"
+    )
+
+
+# --- boards ------------------------------------------------------------------------------------
+
+
+class BoardQuery(BaseModel):
+    """The query of the board endpoints; `country` or `org` shows a group's view. Every
+    parameter is checked on every board endpoint, whether it uses it or not."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    date: Annotated[
+        dt.date, BeforeValidator(iso_date), WithJsonSchema({"type": "string", "format": "date"})
+    ] = optional(
+        "YYYY-MM-DD in the leaderboard time zone; today when absent. Kept: the last "
+        "LEADERBOARD_HISTORY_DAYS days up to the end of the forecast (all-time boards: today)."
+    )
+    page: int = Field(default=1, ge=1, le=MAX_PAGE, description="Board pages: which page")
+    page_size: int = Field(
+        default=PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE, description="Board pages: rows per page"
+    )
+    around: int = Field(
+        default=4, ge=0, le=MAX_AROUND, description="Standings: how many to list above and below"
+    )
+    country: str = optional(
+        "Only programmers of this country (ISO 3166 code)", pattern=COUNTRY_PATTERN
+    )
+    org: str = optional(
+        "Only programmers of this organization (not with country)",
+        min_length=1,
+        max_length=ORGANIZATION_MAX_LENGTH,
+        pattern=PRINTABLE_PATTERN,
+    )
+
+    @field_validator("org")
+    @classmethod
+    def not_with_country(cls, org: str, info: ValidationInfo) -> str:
+        Scope.of(country=info.data.get("country") or "", org=org)  # ValueError for both
+        return org
+
+    @property
+    def scope(self) -> str:
+        return str(Scope.of(country=self.country or "", org=self.org or ""))
+
+
+class MeQuery(BoardQuery):
+    board: str = optional("A board's slug; the default board when absent")
+
+
+class BoardOut(BaseModel):
+    slug: str
+    title: str
+    window: WindowKind
+    window_days: int | None = Field(description="N of a rolling window; null otherwise")
+    metric: MetricKind
+    ties: TiesKind
+
+
+class BoardList(BaseModel):
+    boards: list[BoardOut]
+
+
+class Row(BaseModel):
+    rank: int = Field(ge=1)
+    handle: str
+    score: int = Field(ge=1)
+
+
+class BoardPage(BaseModel):
+    board: str
+    date: dt.date
+    total: int = Field(ge=0, description="Programmers on the board (score above zero)")
+    page: int = Field(ge=1)
+    page_size: int = Field(ge=1, le=MAX_PAGE_SIZE)
+    pages: int = Field(ge=1)
+    entries: list[Row]
+
+
+class ForecastPoint(BaseModel):
+    date: dt.date
+    score: int = Field(ge=0)
+
+
+class Standing(BaseModel):
+    board: str
+    date: dt.date
+    handle: str
+    rank: int | None = Field(ge=1, description="null when not on the board")
+    score: int = Field(ge=0)
+    total: int = Field(ge=0)
+    percentile: float | None = Field(
+        description="Share of the board at or below this rank, in percent"
+    )
+    above: list[Row] = Field(description="Up to `around` programmers just above, best first")
+    below: list[Row] = Field(description="Up to `around` programmers just below, best first")
+    forecast: list[ForecastPoint] = Field(
+        description="The score of each coming day if the programmer solves nothing more "
+        "(empty on all-time boards)"
+    )
+
+
+# --- access tokens -----------------------------------------------------------------------------
+
+
+class Credentials(BaseModel):
+    # Other fields of a login form are ignored, as they always were.
+    model_config = ConfigDict(
+        extra="ignore",
+        strict=True,
+        json_schema_extra={
+            "examples": [{"username": "alice", "password": "correct horse battery"}]
+        },
+    )
+
+    username: str = Field(min_length=1, max_length=150, pattern=PRINTABLE_PATTERN)
+    password: str = Field(max_length=4096, pattern=PRINTABLE_PATTERN)
+
+
+class AccessToken(BaseModel):
+    token: str
+    expires_at: dt.datetime

@@ -1,0 +1,304 @@
+"""The solutions part of the JSON API: judges post solves with a service token, apps read boards
+and standings, and a programmer's app reads its holder's standing with an access token.
+
+Each view validates through its schemas, calls services and selectors (the same ones as the
+pages, so every rank agrees) and shapes the answer. Errors are raised as `ApiError`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from django.conf import settings
+from django.contrib.auth import authenticate, user_logged_in
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from ninja import Path, Query, Router
+from pydantic import ValidationError as PydanticValidationError
+from pydantic import WithJsonSchema
+
+from .. import idempotency, leaderboard, selectors, services, tokens
+from ..models import Board, Programmer
+from ..rules import HANDLE_PATTERN, handle_validator
+from . import auth
+from .errors import ApiError
+from .idempotent import body_fingerprint, idempotent_response
+from .parser import json_body
+from .schemas import (
+    BOARD_SLUG_PATTERN,
+    AccessToken,
+    BoardList,
+    BoardPage,
+    BoardQuery,
+    Credentials,
+    Error,
+    MeQuery,
+    SolveAnswer,
+    SolveRequest,
+    Standing,
+)
+
+router = Router()
+
+# Path parameters are looked up, not validated: anything the URL route takes that names no
+# board or programmer is a 404. The patterns in the document are there for clients.
+BoardSlug = Annotated[
+    str, WithJsonSchema({"type": "string", "pattern": BOARD_SLUG_PATTERN, "maxLength": 50})
+]
+HandleText = Annotated[str, WithJsonSchema({"type": "string", "pattern": HANDLE_PATTERN})]
+BOARD = Path(description="The board's slug", example="last-7-days")
+HANDLE = Path(description="The programmer's handle (any case)", example="Alice")
+
+
+def read(path: str, **options: Any):
+    """GET, and HEAD on the same view (as Django's own views answer), described once."""
+
+    def decorator(view):
+        router.add_api_operation(path, ["HEAD"], view, include_in_schema=False, **options)
+        return router.get(path, **options)(view)
+
+    return decorator
+
+
+# --- lookups ---------------------------------------------------------------------------------
+
+
+def board_or_404(slug: str) -> Board:
+    board = selectors.boards_visible().filter(slug=slug).first()
+    if board is None:
+        raise ApiError(404, "unknown_board", f"There is no board {slug[:64]!r}.")
+    return board
+
+
+def programmer_or_404(handle: str) -> Programmer:
+    programmer = None
+    try:
+        handle_validator(handle)
+    except ValidationError:
+        pass  # not a handle at all: nobody has it
+    else:
+        programmer = selectors.programmer_by_handle(handle)
+    if programmer is None:
+        raise ApiError(404, "unknown_programmer", f"There is no programmer {handle[:32]!r}.")
+    return programmer
+
+
+def board_day(board: Board, query: BoardQuery) -> int:
+    """The board day the query asks for (today by default), or 400 `bad_date`."""
+    today = services.today()
+    day = today if query.date is None else leaderboard.date_to_day(query.date)
+    if board.spec.is_all_time and day != today:
+        # As on the page: the all-time board keeps current totals, not past days.
+        raise ApiError(400, "bad_date", "The all-time board keeps current totals only.")
+    if not selectors.day_is_browsable(board, day):
+        raise ApiError(400, "bad_date", "That day's board is not kept (too old or too far ahead).")
+    return day
+
+
+# --- shaping answers -------------------------------------------------------------------------
+
+
+def row_json(row: selectors.Row) -> dict:
+    return {"rank": row.rank, "handle": row.handle, "score": row.score}
+
+
+def board_json(board: Board) -> dict:
+    return {
+        "slug": board.slug,
+        "title": board.title,
+        "window": board.window,
+        "window_days": board.window_days if board.is_rolling else None,
+        "metric": board.metric,
+        "ties": board.ties,
+    }
+
+
+def standing_json(*, board: Board, programmer: Programmer, query: BoardQuery) -> dict:
+    """A programmer's standing with their neighbours and forecast."""
+    day, scope, around = board_day(board, query), query.scope, query.around
+    standing = selectors.programmer_standing(
+        board=board, programmer=programmer, day=day, scope=scope
+    )
+    above, below = selectors.programmer_neighbours(
+        board=board, standing=standing, around=around, scope=scope
+    )
+    forecast = (
+        selectors.programmer_forecast(board=board, programmer=programmer)
+        if programmer.on_boards
+        else []
+    )
+    return {
+        "board": board.slug,
+        "date": leaderboard.day_to_date(standing.day),
+        "handle": programmer.handle,
+        "rank": standing.rank,
+        "score": standing.score,
+        "total": standing.total,
+        "percentile": standing.percentile,
+        "above": [row_json(row) for row in above],
+        "below": [row_json(row) for row in below],
+        "forecast": [{"date": date, "score": score} for date, score in forecast],
+    }
+
+
+# --- views -----------------------------------------------------------------------------------
+
+
+@router.post(
+    "/solves",
+    auth=auth.service_token,
+    response={201: SolveAnswer, 400: Error, 401: Error, 409: Error, 413: Error, 422: Error},
+    operation_id="postSolve",
+    summary="Report an accepted solve (idempotent by id)",
+)
+def solves(request: HttpRequest, solve: SolveRequest) -> HttpResponse:
+    """Counts the first accepted solve of a (programmer, problem) on every board; a repeat is
+    answered with counted=false. Unknown handles and problem slugs are registered on first use.
+    The same id with the same body returns the first answer (with the header
+    Idempotent-Replayed: true); the same id with another body is 409. A solve in the future
+    (beyond 5 minutes of clock skew) or older than the boards still change
+    (LEADERBOARD_MAX_LATE_DAYS, 30 by default) is 422, and its id stays unused. The body may be
+    64 KiB at most."""
+
+    def record() -> idempotency.Answer:
+        counted = services.solve_report(
+            handle=solve.programmer,
+            problem_slug=solve.problem,
+            solved_at=solve.solved_at,
+            points=solve.points,
+        )
+        return idempotency.Answer(status=201, body={"id": solve.id, "counted": counted})
+
+    return idempotent_response(
+        key=f"{request.auth.pk}:{solve.id}",
+        body_hash=body_fingerprint(request),
+        work=record,
+        rejected_code="solve_rejected",
+        time_field="solved_at",
+    )
+
+
+@read("/boards", response=BoardList, operation_id="listBoards", summary="The visible boards")
+def boards(request: HttpRequest) -> dict:
+    """The visible boards, in display order."""
+    return {"boards": [board_json(board) for board in selectors.boards_visible()]}
+
+
+@read(
+    "/boards/{slug:board}",
+    response={200: BoardPage, 400: Error, 404: Error},
+    operation_id="getBoardPage",
+    summary="One page of a board day",
+)
+def board_page(request: HttpRequest, query: Query[BoardQuery], board: BoardSlug = BOARD) -> dict:
+    """Ranks, handles and scores of one page; a page past the end is empty."""
+    board_ = board_or_404(board)
+    page = selectors.board_page(
+        board=board_,
+        day=board_day(board_, query),
+        page=query.page,
+        page_size=query.page_size,
+        scope=query.scope,
+    )
+    return {
+        "board": board_.slug,
+        "date": page.date,
+        "total": page.total,
+        "page": page.page,
+        "page_size": page.page_size,
+        "pages": page.pages,
+        "entries": [row_json(row) for row in page.rows],
+    }
+
+
+@read(
+    "/boards/{slug:board}/programmers/{handle}",
+    response={200: Standing, 400: Error, 404: Error},
+    operation_id="getStanding",
+    summary="A programmer's rank, neighbours and forecast on a board day",
+)
+def programmer_standing(
+    request: HttpRequest,
+    query: Query[BoardQuery],
+    board: BoardSlug = BOARD,
+    handle: HandleText = HANDLE,
+) -> dict:
+    """`rank` is null when the programmer is not on the board that day."""
+    return standing_json(
+        board=board_or_404(board), programmer=programmer_or_404(handle), query=query
+    )
+
+
+@read(
+    "/me",
+    auth=auth.access_token,
+    response={200: Standing, 400: Error, 401: Error, 404: Error},
+    operation_id="getMyStanding",
+    summary="The access token holder's own standing",
+)
+def me(request: HttpRequest, query: Query[MeQuery]) -> dict:
+    """On the default board unless `board` names another."""
+    board = selectors.board_default() if query.board is None else board_or_404(query.board)
+    if board is None:
+        raise ApiError(404, "unknown_board", "There are no boards yet.")
+    programmer = Programmer.objects.filter(user=request.auth).first()
+    if programmer is None:
+        raise ApiError(404, "no_programmer", "This account has no programmer profile yet.")
+    return standing_json(board=board, programmer=programmer, query=query)
+
+
+def credentials_of(request: HttpRequest) -> Credentials:
+    """Username and password from a JSON or a form body, or 400."""
+    if request.content_type == "application/json":
+        body = json_body(request)
+    else:
+        body = request.POST.dict()
+    try:
+        return Credentials.model_validate(body)
+    except PydanticValidationError as error:
+        raise ApiError(400, "invalid_body", "Send a username and a password.") from error
+
+
+CREDENTIALS_SCHEMA = Credentials.model_json_schema()
+
+
+@router.post(
+    "/auth/token",
+    response={200: AccessToken, 400: Error, 401: Error, 413: Error, 429: Error},
+    operation_id="createAccessToken",
+    summary="Trade a username and password for a one-hour access token",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": CREDENTIALS_SCHEMA},
+                "application/x-www-form-urlencoded": {"schema": CREDENTIALS_SCHEMA},
+            },
+        }
+    },
+)
+def auth_token(request: HttpRequest) -> dict:
+    """Failed logins are counted per username and client address (django-axes, the same
+    count as the login page's and the admin's): too many lock that pair out for a while, with
+    429, even for the right password."""
+    credentials = credentials_of(request)
+    user = authenticate(request, username=credentials.username, password=credentials.password)
+    if getattr(request, "axes_locked_out", False):
+        raise locked_out()
+    if user is None:
+        raise ApiError(401, "invalid_credentials", "Wrong username or password.")
+    # A token is a login without a session: the signal lets axes clear this pair's failures
+    # and Django stamp last_login, as for a login on the page.
+    user_logged_in.send(sender=type(user), request=request, user=user)
+    token = tokens.access_token_issue(user=user)
+    return {"token": token.token, "expires_at": token.expires_at}
+
+
+def locked_out() -> ApiError:
+    seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    return ApiError(
+        429,
+        "too_many_attempts",
+        "Too many failed logins: try again later.",
+        {"Retry-After": str(seconds)},
+    )
