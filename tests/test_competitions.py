@@ -102,7 +102,8 @@ def test_the_page_shows_the_problems_and_the_standings_with_the_first_solver_mar
     page = logged_in(alice).get("/competitions/winter-cup/")
     assert page.status_code == 200
     assert "A. Problem 1" in page.text and 'name="A-answer"' in page.text
-    assert page.text.count('aria-label="first to solve"') == 1
+    standings_page = logged_in(alice).get("/competitions/winter-cup/standings/")
+    assert standings_page.text.count('aria-label="first to solve"') == 1
     assert [r.handle for r in standings_for(contest).rows] == ["bob", "Alice"]
     assert standings_for(contest).rows[0].cells["p2"].first
 
@@ -182,8 +183,9 @@ def test_staff_see_the_live_standings_during_the_freeze(frozen_contest, staff):
 
 
 def test_the_page_says_the_standings_are_frozen(frozen_contest, bob):
-    assert "Frozen at 11:00" in Client().get("/competitions/winter-cup/").text
-    assert "your own row is live" in logged_in(bob).get("/competitions/winter-cup/").text
+    assert "Frozen at 11:00" in Client().get("/competitions/winter-cup/standings/").text
+    own = logged_in(bob).get("/competitions/winter-cup/standings/").text
+    assert "your own row, which is live" in own
 
 
 # --- the final standings ---------------------------------------------------------------------
@@ -211,7 +213,7 @@ def test_archived_final_standings_stay_as_they_were_after_later_edits(frozen_con
         problem.title = "A renamed problem"
         problem.save()
         frozen_contest.links.get(letter="C").delete()
-        page = Client().get("/competitions/winter-cup/").text
+        page = Client().get("/competitions/winter-cup/standings/").text
         api = Client().get("/api/v1/competitions/winter-cup/standings").json()
     final = page[page.index('id="standings"') :]
     assert "bob" in final and "robert" not in final
@@ -389,13 +391,13 @@ def test_a_competition_must_end_after_it_starts_and_freeze_inside_it(db, problem
 
 def test_the_standings_fragment_answers_304_while_nothing_changes(contest, alice):
     client = Client()
-    first = client.get("/competitions/winter-cup/standings/")
+    first = client.get("/competitions/winter-cup/standings/live/")
     assert first.status_code == 200 and "Nobody is on the standings yet" in first.text
     etag = first["ETag"]
     assert (
-        client.get("/competitions/winter-cup/standings/", HTTP_IF_NONE_MATCH=etag).status_code
+        client.get("/competitions/winter-cup/standings/live/", HTTP_IF_NONE_MATCH=etag).status_code
         == 304
     )
     report("Alice", "p1", 10)
-    changed = client.get("/competitions/winter-cup/standings/", HTTP_IF_NONE_MATCH=etag)
+    changed = client.get("/competitions/winter-cup/standings/live/", HTTP_IF_NONE_MATCH=etag)
     assert changed.status_code == 200 and "Alice" in changed.text

@@ -31,7 +31,7 @@ class BoardRows(HTMLParser):
         if tag == "table" and "board" in (attrs.get("class") or ""):
             self._in_board = True
         elif self._in_board and tag == "tr":
-            self._cells, self._highlighted = [], attrs.get("class") == "me"
+            self._cells, self._highlighted = [], "me" in (attrs.get("class") or "").split()
         elif self._cells is not None and tag == "td":
             self._cells.append("")
 
@@ -39,7 +39,8 @@ class BoardRows(HTMLParser):
         if tag == "table":
             self._in_board = False
         elif tag == "tr" and self._cells:
-            rank, handle, score = (cell.split()[0] for cell in self._cells)
+            # Rank (and arrow), programmer (and tier badge), organization, score.
+            rank, handle, score = (self._cells[i].split()[0] for i in (0, 1, -1))
             self.rows.append((int(rank), handle, int(score), self._highlighted))
         if tag == "tr":
             self._cells = None
@@ -109,11 +110,10 @@ def test_a_newcomer_signs_up_answers_and_sees_their_rank(mongodb, now, boards, p
     response = client.post(
         "/accounts/signup/",
         {
-            "username": "dana",
+            "username": "Dana_42",
             "password1": "a long and unusual passphrase",
             "password2": "a long and unusual passphrase",
-            "handle": "Dana_42",
-            "country": "np",
+            "country": "NP",
             "organization": "Tribhuvan",
         },
         follow=True,
@@ -121,7 +121,11 @@ def test_a_newcomer_signs_up_answers_and_sees_their_rank(mongodb, now, boards, p
     assert response.redirect_chain == [("/problems/", 302)]
     assert "Welcome, Dana_42!" in response.text
     dana = Programmer.objects.get(handle="Dana_42")
-    assert (dana.user.username, dana.country, dana.organization) == ("dana", "NP", "Tribhuvan")
+    assert (dana.user.username, dana.country.name, dana.organization) == (
+        "Dana_42",
+        "Nepal",
+        "Tribhuvan",
+    )
 
     response = answer(client, problems[0], "wrong")
     assert "Wrong answer" in response.text
@@ -325,7 +329,8 @@ def test_a_country_or_organization_filter_ranks_within_the_group(
     assert ranks(Client().get("/leaderboard/")) == [(1, "bob", 3), (2, "Alice", 1)]
     in_bangladesh = Client().get("/leaderboard/?country=bd")
     assert ranks(in_bangladesh) == [(1, "Alice", 1)]
-    assert "programmers from <strong>country BD</strong>" in in_bangladesh.text
+    assert "1 programmer on this board from country BD." in in_bangladesh.text
+    assert 'aria-current="true"><img class="flag" src="/static/flags/bd.gif"' in in_bangladesh.text
     assert ranks(Client().get("/leaderboard/?org=BUET")) == [(1, "Alice", 1)]
     assert ranks(Client().get("/leaderboard/?country=IN")) == [(1, "bob", 3)]
     assert ranks(Client().get("/leaderboard/?org=Nowhere")) == []
