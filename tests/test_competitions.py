@@ -164,6 +164,24 @@ def test_after_the_freeze_the_public_sees_the_standings_as_they_were_at_the_free
     assert rows_of(view) == [(1, "Alice", 1, 60), (2, "bob", 0, 0)]
 
 
+def test_answers_after_the_freeze_show_to_the_public_as_pending_tries(frozen_contest):
+    bob_row = standings_for(frozen_contest).rows[1]
+    assert (bob_row.handle, bob_row.cells["p1"].pending, bob_row.cells["p2"].pending) == (
+        "bob",
+        1,
+        1,
+    )
+    page = Client().get("/competitions/winter-cup/standings/").text
+    assert page.count('class="cell pending"') == 2
+    assert "later answers show as pending" in page
+
+
+def test_staff_see_the_results_where_the_public_sees_pending_cells(frozen_contest, staff):
+    page = logged_in(staff).get("/competitions/winter-cup/standings/").text
+    assert 'class="cell pending"' not in page
+    assert page.count('class="cell solved') == 3
+
+
 def test_a_programmer_sees_their_own_results_live_during_the_freeze(frozen_contest, bob, alice):
     assert rows_of(standings_for(frozen_contest, bob.user)) == [
         (1, "bob", 2, 270),
