@@ -48,10 +48,10 @@ class SignupForm(UserCreationForm):
     country = forms.ChoiceField(
         required=False,
         widget=FlagSelect,
-        help_text="Optional: shown as a flag beside your handle; lets you rank within it.",
+        help_text="Shown as a flag beside your handle; you can rank among its programmers.",
     )
     organization = forms.CharField(
-        max_length=100, required=False, help_text="Optional: university or company."
+        max_length=100, required=False, help_text="University or company."
     )
 
     class Meta(UserCreationForm.Meta):

@@ -309,7 +309,7 @@ def test_display_mode_is_full_width_with_large_type_and_keeps_polling(
     _, token = service_token_create(name="judge")
     tab = new_tab(viewport={"width": 1920, "height": 1080})
     tab.open("/leaderboard/?display=1")
-    assert tab.page.locator("body.display").count() == 1
+    assert tab.page.locator("html.display").count() == 1
     assert not tab.page.locator(".site-header").is_visible()
     table_width = tab.page.locator("table.board").bounding_box()["width"]
     assert table_width > 1700  # the board uses the screen

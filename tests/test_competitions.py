@@ -419,3 +419,38 @@ def test_the_standings_fragment_answers_304_while_nothing_changes(contest, alice
     report("Alice", "p1", 10)
     changed = client.get("/competitions/winter-cup/standings/live/", HTTP_IF_NONE_MATCH=etag)
     assert changed.status_code == 200 and "Alice" in changed.text
+
+
+# --- the pages -------------------------------------------------------------------------------
+
+
+def test_the_standings_have_a_page_of_their_own_beside_the_problems(contest, alice):
+    report("Alice", "p1", 10)
+    page = Client().get("/competitions/winter-cup/standings/")
+    assert page.status_code == 200
+    assert "<title>Standings · Winter Cup · Leaderboard</title>" in page.text
+    assert 'aria-current="page">Standings</a>' in page.text
+    assert 'href="/competitions/winter-cup/">Problems</a>' in page.text
+    assert 'data-live-url="/competitions/winter-cup/standings/live/"' in page.text
+    problems_tab = Client().get("/competitions/winter-cup/").text
+    assert 'aria-current="page">Problems</a>' in problems_tab
+    assert 'class="standings"' not in problems_tab
+    head = Client().head("/competitions/winter-cup/standings/")
+    assert head.status_code == 200 and head.content == b""
+
+
+def test_the_final_standings_page_does_not_poll(frozen_contest):
+    with time_machine.travel(AFTER_END, tick=False):
+        page = Client().get("/competitions/winter-cup/standings/").text
+    assert "Final standings" in page and "data-live-url" not in page
+
+
+def test_only_the_first_answer_box_takes_the_focus(contest, alice):
+    page = logged_in(alice).get("/competitions/winter-cup/").text
+    assert page.count('name="A-answer"') == 1 and page.count("autofocus") == 1
+    assert page.index("autofocus") > page.index('name="A-answer"') - 200
+    # After a refused answer, the box with the error takes it instead.
+    refused = logged_in(alice).post("/competitions/winter-cup/problems/B/submit/", {"B-answer": ""})
+    assert refused.status_code == 400
+    focused = refused.text[refused.text.index("autofocus") - 300 : refused.text.index("autofocus")]
+    assert 'name="B-answer"' in focused and refused.text.count("autofocus") == 1

@@ -1,7 +1,7 @@
 /* Live regions: every element with data-live-url is refreshed by polling that URL, which answers
    304 (nothing changed: the ETag still matches) or 200 with the region's new HTML and ETag.
    Fast (every 3 s) while the tab is visible and somebody used it in the last minute; slow (every
-   60 s) when it is hidden or idle. In display mode (body.display, a board on a projector) every
+   60 s) when it is hidden or idle. In display mode (html.display, a board on a projector) every
    2 s, always: nobody touches a projector. Rows that moved in an update (their rank or score
    changed, or they are new) get the class "moved" for a moment (the CSS makes it glow, or a
    steady mark under prefers-reduced-motion). Without JavaScript the page is simply static. */
@@ -16,7 +16,7 @@
   var regions = [];
 
   function displayMode() {
-    return document.body.classList.contains("display");
+    return document.documentElement.classList.contains("display");
   }
 
   function active() {
