@@ -243,7 +243,7 @@ def test_a_newcomer_signs_up_answers_wrong_then_right_and_sees_their_row_highlig
     tab.page.select_option("#id_country", label="Bangladesh")
     assert tab.page.locator(".flag-select img.flag").get_attribute("src").endswith("/bd.gif")
     tab.page.fill("#id_organization", "BUET")
-    tab.screenshot("signup")
+    tab.screenshot("signup-filled")
     tab.page.get_by_role("button", name="Sign up").click()
     tab.page.wait_for_url(re.compile(r"/problems/$"))
     assert "Welcome, Dana_42!" in tab.page.inner_text(".messages")
