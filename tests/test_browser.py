@@ -421,3 +421,20 @@ def test_the_admin_works_under_the_content_security_policy(new_tab, live_server_
         assert tab.open(path).status == 200
         assert tab.errors == [], (path, tab.errors)
     tab.screenshot("admin-programmer")
+
+
+def test_a_three_digit_rank_with_an_arrow_and_two_tries_stay_on_one_line_on_a_phone(
+    new_tab, frozen_contest, site
+):
+    tab = new_tab(PHONE)
+    one_line = """([selector, html]) => {
+        const cell = document.querySelector(selector);
+        const before = cell.getBoundingClientRect().height;
+        cell.innerHTML = html;
+        return cell.getBoundingClientRect().height <= before + 1;
+    }"""
+    tab.open("/leaderboard/")
+    assert tab.page.evaluate(one_line, ["td.rank", '102 <span class="move down">↓14</span>'])
+    tab.open("/competitions/winter-cup/standings/")
+    tried = "<strong>100</strong><small>12 tries</small>"
+    assert tab.page.evaluate(one_line, ["td.cell.solved", tried])
