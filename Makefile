@@ -34,4 +34,4 @@ lint: install
 	$(BIN)/ruff format --check .
 
 bench: install
-	$(BIN)/python manage.py bench
+	DEBUG=$${DEBUG:-true} $(BIN)/python manage.py bench

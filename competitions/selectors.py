@@ -168,16 +168,21 @@ def competition_live_rows(
     visible_only: bool = True,
 ) -> list[standings.Row]:
     """The standings from the recorded attempts: only those before `cutoff` (when given), except
-    for the programmer `own_id`, whose attempts all count."""
+    for the programmer `own_id`, whose attempts all count; the others after `cutoff` show as
+    pending tries."""
     attempts = competition_attempts(competition=competition)
     programmers = _participants(competition, attempts, visible_only=visible_only)
+    held_back: list[standings.Attempt] = []
     if cutoff is not None:
-        attempts = [a for a in attempts if a.at < cutoff or a.programmer_id == own_id]
+        shown = [a for a in attempts if a.at < cutoff or a.programmer_id == own_id]
+        held_back = [a for a in attempts if not (a.at < cutoff or a.programmer_id == own_id)]
+        attempts = shown
     return standings.standings(
         attempts,
         start=competition.start,
         problems=[column.slug for column in columns],
         handles={pid: programmer.handle for pid, programmer in programmers.items()},
+        held_back=held_back,
     )
 
 

@@ -8,7 +8,10 @@ their last accepted attempt (earlier is better). Equal on all three, they share 
 and are listed by handle. The first programmer to solve a problem, to the second, is marked.
 
 Freeze and the "own results" view are a filter on the attempts before this runs: the public view
-takes the attempts before the freeze time, a programmer's own view adds all of their own.
+takes the attempts before the freeze time, a programmer's own view adds all of their own. The
+attempts held back by the freeze still show, as ICPC scoreboards do, as **pending** tries on the
+cells they would change (a "?" with the number of tries): the public learns that somebody tried,
+not whether it was right.
 """
 
 from __future__ import annotations
@@ -38,10 +41,16 @@ class Cell:
     solved_minute: int | None = None
     solved_seconds: float | None = None  # exact, to find the first solver
     first: bool = False
+    pending: int = 0  # attempts sent after the freeze, whose verdicts the viewer may not see
 
     @property
     def solved(self) -> bool:
         return self.solved_minute is not None
+
+    @property
+    def tries(self) -> int:
+        """Every attempt that shows on the cell, judged or pending."""
+        return self.attempts + self.pending
 
     @property
     def rejected_before(self) -> int:
@@ -58,6 +67,7 @@ class Cell:
             "solved_minute": self.solved_minute,
             "solved_seconds": self.solved_seconds,
             "first": self.first,
+            "pending": self.pending,
         }
 
     @classmethod
@@ -67,6 +77,7 @@ class Cell:
             solved_minute=data["solved_minute"],
             solved_seconds=data.get("solved_seconds"),
             first=data.get("first", False),
+            pending=data.get("pending", 0),  # archives made before pending counts have none
         )
 
 
@@ -142,6 +153,20 @@ def cells_from_attempts(
     return cells
 
 
+def add_pending(
+    cells: dict[int, dict[str, Cell]], held_back: Iterable[Attempt], problems: Sequence[str]
+) -> None:
+    """Count the attempts whose verdicts are held back (sent after the freeze) as pending on
+    their cells, unless the cell is already solved: a later attempt cannot change it."""
+    wanted = set(problems)
+    for attempt in held_back:
+        if attempt.problem not in wanted:
+            continue
+        cell = cells.setdefault(attempt.programmer_id, {}).setdefault(attempt.problem, Cell())
+        if not cell.solved:
+            cell.pending += 1
+
+
 def rank_rows(rows: Iterable[Row], problems: Sequence[str]) -> list[Row]:
     """The rows in standings order with shared ranks and the first solver of each problem marked.
 
@@ -169,10 +194,13 @@ def standings(
     start: dt.datetime,
     problems: Sequence[str],
     handles: Mapping[int, str],
+    held_back: Iterable[Attempt] = (),
 ) -> list[Row]:
     """The ranked standings of everybody in `handles` (programmers left out of it do not show,
-    and the ranks close up). Programmers without attempts show with nothing solved."""
+    and the ranks close up). Programmers without attempts show with nothing solved. Attempts
+    `held_back` (by a freeze) show as pending and do not change any rank."""
     cells = cells_from_attempts(attempts, start, problems)
+    add_pending(cells, held_back, problems)
     rows = [
         Row(programmer_id=pid, handle=handle, cells=cells.get(pid, {}))
         for pid, handle in handles.items()

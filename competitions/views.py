@@ -10,8 +10,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_cookie
 
 from solutions.forms import AnswerForm
@@ -21,12 +22,12 @@ from . import selectors, services
 from .models import Competition
 
 
-@require_GET
+@require_safe
 def competition_list(request: HttpRequest) -> HttpResponse:
     return render(request, "competitions/list.html", {"groups": selectors.competitions_by_status()})
 
 
-@require_GET
+@require_safe
 def competition_detail(request: HttpRequest, slug: str) -> HttpResponse:
     competition = get_object_or_404(Competition, slug=slug)
     return render(request, "competitions/detail.html", _detail_context(request, competition))
@@ -72,15 +73,26 @@ def competition_submit(request: HttpRequest, slug: str, letter: str) -> HttpResp
     return render(request, "competitions/detail.html", context, status=400)
 
 
-@require_GET
-@vary_on_cookie
+@require_safe
 def competition_standings(request: HttpRequest, slug: str) -> HttpResponse:
+    """The standings page: the table (polled by activity/live.js while it can change)."""
+    competition = get_object_or_404(Competition, slug=slug)
+    context = _page_context(request, competition)
+    context["view"] = _standings_view(request, competition)
+    if not context["view"].final:
+        html = _standings_html(request, context["view"])
+        context["live_url"] = reverse("competition_standings_live", args=[competition.slug])
+        context["live_etag"] = _etag(html)
+    return render(request, "competitions/standings.html", context)
+
+
+@require_safe
+@vary_on_cookie
+def competition_standings_live(request: HttpRequest, slug: str) -> HttpResponse:
     """The standings table alone, for polling: 304 while it has not changed (ETag)."""
     competition = get_object_or_404(Competition, slug=slug)
-    services.competition_archive(competition=competition)  # lazily, on the first view after the end
-    view = selectors.competition_standings(competition=competition, user=request.user)
-    html = render_to_string("competitions/_standings.html", {"view": view}, request=request)
-    etag = f'"{hashlib.sha256(html.encode()).hexdigest()[:32]}"'
+    html = _standings_html(request, _standings_view(request, competition))
+    etag = _etag(html)
     if etag in request.headers.get("If-None-Match", ""):
         response = HttpResponseNotModified()
     else:
@@ -91,6 +103,37 @@ def competition_standings(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _standings_view(request: HttpRequest, competition: Competition) -> selectors.StandingsView:
+    services.competition_archive(competition=competition)  # lazily, on the first view after the end
+    return selectors.competition_standings(competition=competition, user=request.user)
+
+
+def _standings_html(request: HttpRequest, view: selectors.StandingsView) -> str:
+    return render_to_string("competitions/_standings.html", {"view": view}, request=request)
+
+
+def _etag(html: str) -> str:
+    return f'"{hashlib.sha256(html.encode()).hexdigest()[:32]}"'
+
+
+def _page_context(request: HttpRequest, competition: Competition) -> dict:
+    """What both tabs of a competition show: its header and status."""
+    return {"competition": competition, "status": competition.status(timezone.now())}
+
+
+def _answer_forms(links, bound: dict[str, AnswerForm]) -> dict[str, AnswerForm]:
+    """One answer form per problem; only the first (or the one with errors) takes the focus, so
+    the page does not jump to the last box."""
+    forms = {
+        link.letter: bound.get(link.letter) or AnswerForm(prefix=link.letter) for link in links
+    }
+    focused = next(iter(bound), None) or next(iter(forms), None)
+    for letter, form in forms.items():
+        if letter != focused:
+            form.fields["answer"].widget.attrs.pop("autofocus", None)
+    return forms
 
 
 def _detail_context(
@@ -108,18 +151,13 @@ def _detail_context(
     show_problems = now >= competition.start or request.user.is_staff
     links = list(selectors.competition_links(competition=competition)) if show_problems else []
     letters = {link.problem.slug: link.letter for link in links}
-    bound = bound or {}
+    forms = _answer_forms(links, bound or {})
     problems = [
-        {
-            "link": link,
-            "solved": link.problem.slug in solved,
-            "form": bound.get(link.letter) or AnswerForm(prefix=link.letter),
-        }
+        {"link": link, "solved": link.problem.slug in solved, "form": forms[link.letter]}
         for link in links
     ]
     return {
-        "competition": competition,
-        "status": competition.status(now),
+        **_page_context(request, competition),
         "problems": problems,
         "can_submit": refusal is None,
         "refusal": refusal,
@@ -130,7 +168,6 @@ def _detail_context(
             {**attempt, "letter": letters.get(attempt["problem"], attempt["problem"])}
             for attempt in attempts
         ],
-        "view": selectors.competition_standings(competition=competition, user=request.user),
     }
 
 

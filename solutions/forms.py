@@ -5,8 +5,14 @@ from __future__ import annotations
 import datetime as dt
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
 from django.core.validators import RegexValidator
+from django.templatetags.static import static
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django_countries import countries
 
 from . import leaderboard, selectors, services
 from .models import Board, Programmer, handle_validator
@@ -15,26 +21,70 @@ MAX_ANSWER_LENGTH = 1000
 country_validator = RegexValidator(r"^[A-Za-z]{2}$", "Use a two-letter country code, e.g. BD.")
 
 
-class SignupForm(UserCreationForm):
-    """A user account plus the programmer's public handle and groups."""
+class FlagSelect(forms.Select):
+    """A country select followed by the chosen country's flag; static/site.js swaps the flag
+    as the choice changes (no inline handler: the CSP allows only the site's own scripts)."""
 
-    handle = forms.CharField(
-        max_length=32,
-        validators=[handle_validator],
-        help_text="Shown on the boards: letters, digits, _ and -.",
-    )
-    country = forms.CharField(
-        max_length=2,
+    def __init__(self, attrs: dict | None = None) -> None:
+        super().__init__({"data-flag-select": "", **(attrs or {})})
+
+    def render(self, name, value, attrs=None, renderer=None) -> SafeString:
+        select = super().render(name, value, attrs, renderer)
+        code = str(value or "").lower()
+        flag = static(f"flags/{code}.gif" if code else "flags/__.gif")
+        return format_html(
+            '<span class="flag-select">{}<img class="flag" src="{}" alt="" width="16" '
+            'height="11" data-flag-pattern="{}"></span>',
+            select,
+            flag,
+            f"{settings.STATIC_URL}flags/{{code}}.gif",
+        )
+
+
+class SignupForm(UserCreationForm):
+    """A user account and the programmer on the boards: the handle is both the public name and
+    the name to log in with, so there is one name to pick."""
+
+    country = forms.ChoiceField(
         required=False,
-        validators=[country_validator],
-        help_text="Optional two-letter code, e.g. BD.",
+        widget=FlagSelect,
+        help_text="Shown as a flag beside your handle; you can rank among its programmers.",
     )
     organization = forms.CharField(
-        max_length=100, required=False, help_text="Optional: university or company."
+        max_length=100, required=False, help_text="University or company."
     )
 
+    class Meta(UserCreationForm.Meta):
+        fields = ("username",)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        username = self.fields["username"]
+        username.label = "Handle"
+        username.max_length = 32
+        username.widget.attrs["maxlength"] = "32"
+        username.validators = [handle_validator]
+        username.help_text = (
+            "Your public name on the boards, and the name you log in with: 1 to 32 letters, "
+            "digits, _ or -."
+        )
+        self.fields["country"].choices = [("", "—"), *countries]
+
+    def clean_username(self) -> str:
+        """The handle is free as a programmer's handle (judges may have registered it) and as a
+        login name, in any case."""
+        handle = self.cleaned_data["username"]
+        taken = Programmer.objects.filter(handle__iexact=handle).exists()
+        if taken or User.objects.filter(username__iexact=handle).exists():
+            raise forms.ValidationError("That handle is taken.", code="handle_taken")
+        return handle
+
     def programmer_fields(self) -> dict[str, str]:
-        return {name: self.cleaned_data[name] for name in ("handle", "country", "organization")}
+        return {
+            "handle": self.cleaned_data["username"],
+            "country": self.cleaned_data["country"],
+            "organization": self.cleaned_data["organization"],
+        }
 
 
 class AnswerForm(forms.Form):

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models.functions import Lower
+from django_countries.fields import CountryField
 
 from . import leaderboard
 from .rules import Scope, handle_validator
@@ -24,7 +25,7 @@ class Programmer(models.Model):
         related_name="programmer",
     )
     handle = models.CharField(max_length=32, validators=[handle_validator])
-    country = models.CharField(max_length=2, blank=True, help_text="ISO 3166 code, e.g. BD")
+    country = CountryField(blank=True, help_text="The country shown with a flag on the boards.")
     organization = models.CharField(max_length=100, blank=True)
     hidden = models.BooleanField(default=False, help_text="Left out of public boards.")
     banned = models.BooleanField(default=False, help_text="Left out of boards; cannot submit.")
@@ -46,7 +47,7 @@ class Programmer(models.Model):
 
     def group_scopes(self) -> list[str]:
         """The filtered views of every board this programmer belongs to."""
-        groups = Scope.groups_of(country=self.country, organization=self.organization)
+        groups = Scope.groups_of(country=str(self.country), organization=self.organization)
         return [str(group) for group in groups]
 
 

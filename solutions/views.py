@@ -52,12 +52,13 @@ def signup(request: HttpRequest) -> HttpResponse:
                 user = form.save()
                 programmer = services.programmer_create(user=user, **form.programmer_fields())
         except ValidationError as error:
-            form.add_error("handle", error)
+            form.add_error("username", error)  # the handle field (see SignupForm)
         else:
             login(request, user)
             messages.success(request, f"Welcome, {programmer.handle}! Pick a problem to solve.")
             return redirect("problems")
-    return render(request, "registration/signup.html", {"form": form})
+    status = 400 if form.errors else 200  # like the answer form: a refused form is a 400
+    return render(request, "registration/signup.html", {"form": form}, status=status)
 
 
 @require_safe

@@ -100,14 +100,14 @@ def test_the_answer_form_enforces_csrf(mongodb, now, problems, alice):
 # --- sign-up -----------------------------------------------------------------------------------
 
 
-def sign_up(handle: str, username: str = "newbie", **extra):
+def sign_up(handle: str, **extra):
+    """The handle is also the login name: the form has one field for both."""
     return Client().post(
         "/accounts/signup/",
         {
-            "username": username,
+            "username": handle,
             "password1": "a long and unusual passphrase",
             "password2": "a long and unusual passphrase",
-            "handle": handle,
             **extra,
         },
     )
@@ -119,32 +119,59 @@ def sign_up(handle: str, username: str = "newbie", **extra):
 )
 def test_a_handle_with_odd_characters_is_a_form_error(db, handle):
     response = sign_up(handle)
-    assert response.status_code == 200
-    assert response.context["form"].errors["handle"]
+    assert response.status_code == 400
+    assert response.context["form"].errors["username"]
     assert not User.objects.exists()
     assert not Programmer.objects.exists()
 
 
 def test_a_handle_taken_in_another_case_is_a_form_error(db, alice):
     response = sign_up("ALICE")
+    assert response.status_code == 400
     assert "That handle is taken." in response.text
     # The account is made together with the handle, or not at all.
-    assert not User.objects.filter(username="newbie").exists()
+    assert not User.objects.filter(username="ALICE").exists()
 
 
-@pytest.mark.parametrize("country", ["B", "BDX", "1D", "$a"])
-def test_a_country_that_is_not_two_letters_is_a_form_error(db, country):
-    response = sign_up("newbie", country=country)
-    assert "two-letter country code" in response.text
+def test_a_handle_a_judge_registered_is_taken_too(db):
+    Programmer.objects.create(handle="judged")
+    response = sign_up("Judged")
+    assert "That handle is taken." in response.text
     assert not User.objects.exists()
+
+
+@pytest.mark.parametrize("country", ["B", "BDX", "1D", "$a", "Bangladesh", "XX"])
+def test_a_country_that_is_not_in_the_list_is_a_form_error(db, country):
+    response = sign_up("newbie", country=country)
+    assert response.status_code == 400
+    assert "Select a valid choice" in response.text
+    assert not User.objects.exists()
+
+
+def test_every_field_shows_its_own_error(db):
+    response = Client().post(
+        "/accounts/signup/",
+        {
+            "username": "a b",
+            "password1": "one long phrase",
+            "password2": "another",
+            "country": "Bangladesh",
+            "organization": "o" * 101,
+        },
+    )
+    assert response.status_code == 400
+    fields = {"username", "password2", "country", "organization"}
+    assert set(response.context["form"].errors) == fields
+    for field in fields:
+        assert f'id="id_{field}_error"' in response.text
 
 
 def test_mismatched_passwords_are_a_form_error(db):
     response = Client().post(
         "/accounts/signup/",
-        {"username": "x", "password1": "one long phrase", "password2": "another", "handle": "x"},
+        {"username": "x", "password1": "one long phrase", "password2": "another"},
     )
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert response.context["form"].errors["password2"]
     assert not User.objects.exists()
 

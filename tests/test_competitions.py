@@ -102,7 +102,8 @@ def test_the_page_shows_the_problems_and_the_standings_with_the_first_solver_mar
     page = logged_in(alice).get("/competitions/winter-cup/")
     assert page.status_code == 200
     assert "A. Problem 1" in page.text and 'name="A-answer"' in page.text
-    assert page.text.count('aria-label="first to solve"') == 1
+    standings_page = logged_in(alice).get("/competitions/winter-cup/standings/")
+    assert standings_page.text.count('aria-label="first to solve"') == 1
     assert [r.handle for r in standings_for(contest).rows] == ["bob", "Alice"]
     assert standings_for(contest).rows[0].cells["p2"].first
 
@@ -163,6 +164,24 @@ def test_after_the_freeze_the_public_sees_the_standings_as_they_were_at_the_free
     assert rows_of(view) == [(1, "Alice", 1, 60), (2, "bob", 0, 0)]
 
 
+def test_answers_after_the_freeze_show_to_the_public_as_pending_tries(frozen_contest):
+    bob_row = standings_for(frozen_contest).rows[1]
+    assert (bob_row.handle, bob_row.cells["p1"].pending, bob_row.cells["p2"].pending) == (
+        "bob",
+        1,
+        1,
+    )
+    page = Client().get("/competitions/winter-cup/standings/").text
+    assert page.count('class="cell pending"') == 2
+    assert "later answers show as pending" in page
+
+
+def test_staff_see_the_results_where_the_public_sees_pending_cells(frozen_contest, staff):
+    page = logged_in(staff).get("/competitions/winter-cup/standings/").text
+    assert 'class="cell pending"' not in page
+    assert page.count('class="cell solved') == 3
+
+
 def test_a_programmer_sees_their_own_results_live_during_the_freeze(frozen_contest, bob, alice):
     assert rows_of(standings_for(frozen_contest, bob.user)) == [
         (1, "bob", 2, 270),
@@ -182,8 +201,9 @@ def test_staff_see_the_live_standings_during_the_freeze(frozen_contest, staff):
 
 
 def test_the_page_says_the_standings_are_frozen(frozen_contest, bob):
-    assert "Frozen at 11:00" in Client().get("/competitions/winter-cup/").text
-    assert "your own row is live" in logged_in(bob).get("/competitions/winter-cup/").text
+    assert "Frozen at 11:00" in Client().get("/competitions/winter-cup/standings/").text
+    own = logged_in(bob).get("/competitions/winter-cup/standings/").text
+    assert "your own row, which is live" in own
 
 
 # --- the final standings ---------------------------------------------------------------------
@@ -211,7 +231,7 @@ def test_archived_final_standings_stay_as_they_were_after_later_edits(frozen_con
         problem.title = "A renamed problem"
         problem.save()
         frozen_contest.links.get(letter="C").delete()
-        page = Client().get("/competitions/winter-cup/").text
+        page = Client().get("/competitions/winter-cup/standings/").text
         api = Client().get("/api/v1/competitions/winter-cup/standings").json()
     final = page[page.index('id="standings"') :]
     assert "bob" in final and "robert" not in final
@@ -394,13 +414,48 @@ def test_a_competition_must_end_after_it_starts_and_freeze_inside_it(db, problem
 
 def test_the_standings_fragment_answers_304_while_nothing_changes(contest, alice):
     client = Client()
-    first = client.get("/competitions/winter-cup/standings/")
+    first = client.get("/competitions/winter-cup/standings/live/")
     assert first.status_code == 200 and "Nobody is on the standings yet" in first.text
     etag = first["ETag"]
     assert (
-        client.get("/competitions/winter-cup/standings/", HTTP_IF_NONE_MATCH=etag).status_code
+        client.get("/competitions/winter-cup/standings/live/", HTTP_IF_NONE_MATCH=etag).status_code
         == 304
     )
     report("Alice", "p1", 10)
-    changed = client.get("/competitions/winter-cup/standings/", HTTP_IF_NONE_MATCH=etag)
+    changed = client.get("/competitions/winter-cup/standings/live/", HTTP_IF_NONE_MATCH=etag)
     assert changed.status_code == 200 and "Alice" in changed.text
+
+
+# --- the pages -------------------------------------------------------------------------------
+
+
+def test_the_standings_have_a_page_of_their_own_beside_the_problems(contest, alice):
+    report("Alice", "p1", 10)
+    page = Client().get("/competitions/winter-cup/standings/")
+    assert page.status_code == 200
+    assert "<title>Standings · Winter Cup · Leaderboard</title>" in page.text
+    assert 'aria-current="page">Standings</a>' in page.text
+    assert 'href="/competitions/winter-cup/">Problems</a>' in page.text
+    assert 'data-live-url="/competitions/winter-cup/standings/live/"' in page.text
+    problems_tab = Client().get("/competitions/winter-cup/").text
+    assert 'aria-current="page">Problems</a>' in problems_tab
+    assert 'class="standings"' not in problems_tab
+    head = Client().head("/competitions/winter-cup/standings/")
+    assert head.status_code == 200 and head.content == b""
+
+
+def test_the_final_standings_page_does_not_poll(frozen_contest):
+    with time_machine.travel(AFTER_END, tick=False):
+        page = Client().get("/competitions/winter-cup/standings/").text
+    assert "Final standings" in page and "data-live-url" not in page
+
+
+def test_only_the_first_answer_box_takes_the_focus(contest, alice):
+    page = logged_in(alice).get("/competitions/winter-cup/").text
+    assert page.count('name="A-answer"') == 1 and page.count("autofocus") == 1
+    assert page.index("autofocus") > page.index('name="A-answer"') - 200
+    # After a refused answer, the box with the error takes it instead.
+    refused = logged_in(alice).post("/competitions/winter-cup/problems/B/submit/", {"B-answer": ""})
+    assert refused.status_code == 400
+    focused = refused.text[refused.text.index("autofocus") - 300 : refused.text.index("autofocus")]
+    assert 'name="B-answer"' in focused and refused.text.count("autofocus") == 1

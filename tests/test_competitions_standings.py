@@ -2,7 +2,7 @@
 
 import datetime as dt
 
-from competitions.standings import Attempt, standings
+from competitions.standings import Attempt, Cell, standings
 
 START = dt.datetime(2020, 1, 19, 9, 0, tzinfo=dt.UTC)
 PROBLEMS = ["a", "b", "c"]
@@ -118,3 +118,24 @@ def test_leaving_a_programmer_out_closes_the_ranks_up_and_moves_the_first_mark()
 def test_attempts_on_problems_outside_the_competition_do_not_count():
     rows = table([right(ALICE, "zzz", 10)])
     assert by_handle(rows)["Alice"].solved == 0
+
+
+def test_attempts_held_back_by_a_freeze_show_as_pending_tries_and_change_no_rank():
+    shown = [right(ALICE, "a", 30), wrong(BOB, "a", 40)]
+    held_back = [wrong(BOB, "a", 130), right(BOB, "a", 140), right(ALICE, "a", 150)]
+    held_back.append(right(CHARLIE, "b", 135))
+    rows = standings(shown, start=START, problems=PROBLEMS, handles=HANDLES, held_back=held_back)
+    people = by_handle(rows)
+    assert [(row.rank, row.handle) for row in rows][:2] == [(1, "Alice"), (2, "bob")]
+    assert (people["bob"].cells["a"].attempts, people["bob"].cells["a"].pending) == (1, 2)
+    assert people["bob"].cells["a"].tries == 3
+    assert people["charlie"].cells["b"].pending == 1 and people["charlie"].solved == 0
+    # A problem solved before the freeze stays solved: later answers cannot change it.
+    assert people["Alice"].cells["a"].pending == 0
+
+
+def test_archived_cells_without_a_pending_count_still_load():
+    archived = {"attempts": 2, "solved_minute": 30, "solved_seconds": 1800.0, "first": True}
+    cell = Cell.from_dict(archived)
+    assert (cell.pending, cell.solved, cell.first) == (0, True, True)
+    assert Cell.from_dict(cell.to_dict()) == cell

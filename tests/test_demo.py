@@ -145,6 +145,6 @@ def test_the_demo_has_a_running_competition_with_standings(mongodb, now, boards)
     assert "Competition running: /competitions/demo-cup/" in output
     judged = mongo.submissions().distinct("handle", {"competitions": "demo-cup"})
     assert judged
-    page = Client().get("/competitions/demo-cup/")
+    page = Client().get("/competitions/demo-cup/standings/")
     assert page.status_code == 200
     assert all(handle in page.text for handle in judged)

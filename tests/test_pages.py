@@ -31,7 +31,7 @@ class BoardRows(HTMLParser):
         if tag == "table" and "board" in (attrs.get("class") or ""):
             self._in_board = True
         elif self._in_board and tag == "tr":
-            self._cells, self._highlighted = [], attrs.get("class") == "me"
+            self._cells, self._highlighted = [], "me" in (attrs.get("class") or "").split()
         elif self._cells is not None and tag == "td":
             self._cells.append("")
 
@@ -39,7 +39,8 @@ class BoardRows(HTMLParser):
         if tag == "table":
             self._in_board = False
         elif tag == "tr" and self._cells:
-            rank, handle, score = (cell.split()[0] for cell in self._cells)
+            # Rank (and arrow), programmer (and tier badge), organization, score.
+            rank, handle, score = (self._cells[i].split()[0] for i in (0, 1, -1))
             self.rows.append((int(rank), handle, int(score), self._highlighted))
         if tag == "tr":
             self._cells = None
@@ -109,11 +110,10 @@ def test_a_newcomer_signs_up_answers_and_sees_their_rank(mongodb, now, boards, p
     response = client.post(
         "/accounts/signup/",
         {
-            "username": "dana",
+            "username": "Dana_42",
             "password1": "a long and unusual passphrase",
             "password2": "a long and unusual passphrase",
-            "handle": "Dana_42",
-            "country": "np",
+            "country": "NP",
             "organization": "Tribhuvan",
         },
         follow=True,
@@ -121,7 +121,11 @@ def test_a_newcomer_signs_up_answers_and_sees_their_rank(mongodb, now, boards, p
     assert response.redirect_chain == [("/problems/", 302)]
     assert "Welcome, Dana_42!" in response.text
     dana = Programmer.objects.get(handle="Dana_42")
-    assert (dana.user.username, dana.country, dana.organization) == ("dana", "NP", "Tribhuvan")
+    assert (dana.user.username, dana.country.name, dana.organization) == (
+        "Dana_42",
+        "Nepal",
+        "Tribhuvan",
+    )
 
     response = answer(client, problems[0], "wrong")
     assert "Wrong answer" in response.text
@@ -325,7 +329,8 @@ def test_a_country_or_organization_filter_ranks_within_the_group(
     assert ranks(Client().get("/leaderboard/")) == [(1, "bob", 3), (2, "Alice", 1)]
     in_bangladesh = Client().get("/leaderboard/?country=bd")
     assert ranks(in_bangladesh) == [(1, "Alice", 1)]
-    assert "programmers from <strong>country BD</strong>" in in_bangladesh.text
+    assert "1 programmer on this board from country BD." in in_bangladesh.text
+    assert 'aria-current="true"><img class="flag" src="/static/flags/bd.gif"' in in_bangladesh.text
     assert ranks(Client().get("/leaderboard/?org=BUET")) == [(1, "Alice", 1)]
     assert ranks(Client().get("/leaderboard/?country=IN")) == [(1, "bob", 3)]
     assert ranks(Client().get("/leaderboard/?org=Nowhere")) == []
@@ -367,3 +372,98 @@ def test_calendar_boards_show_the_period_and_link_to_earlier_ones(
     assert "January 2020" in month.text
     assert ranks(month) == [(1, "bob", 1)]
     assert 'href="?date=2019-12-31">December 2019' in month.text
+    assert "Problems solved · Calendar week (from Monday)" in week.text
+    assert "Problems solved · Calendar month" in month.text
+
+
+def test_a_rolling_board_names_its_window_with_a_capital(mongodb, now, boards):
+    assert "Problems solved · Last 7 days · Today" in Client().get("/leaderboard/").text
+
+
+# --- what a board row shows --------------------------------------------------------------------
+
+
+def row_html(page: str, handle: str) -> str:
+    """The <tr> of a handle on a board page."""
+    start = page.index(f">{handle}</a>")
+    return page[page.rindex("<tr", 0, start) : page.index("</tr>", start)]
+
+
+def test_board_rows_show_the_flag_and_the_organization(mongodb, now, boards, problems, alice, bob):
+    solve(alice, problems[0])
+    solve(bob, problems[1])
+    page = Client().get("/leaderboard/").text
+    alice_row = row_html(page, "Alice")
+    assert '<img class="flag" src="/static/flags/bd.gif" alt="BD" title="Bangladesh"' in alice_row
+    assert '<td class="org"><a href="?org=BUET"' in alice_row
+    assert 'title="India"' in row_html(page, "bob")
+    assert '<th class="org">Organization</th>' in page
+
+
+def test_the_top_one_and_ten_percent_have_a_colour_and_a_badge_and_the_rule_is_on_the_page(
+    mongodb, now, boards
+):
+    # 100 programmers: rank 1 is the top 1%, ranks 2 to 10 the top 10%, rank 11 neither.
+    crowd([3] + [2] * 9 + [1] * 90)
+    page = Client().get("/leaderboard/").text
+    assert 'class="top1">p00</a> <span class="tier top1"' in row_html(page, "p00")
+    assert 'class="top10">p01</a> <span class="tier top10"' in row_html(page, "p01")
+    assert 'class="tier' not in row_html(page, "p10")
+    assert "top 1% of the board (rank × 100 ≤ programmers on it)" in page
+
+
+def test_rows_carry_their_rank_and_score_for_the_live_highlight(
+    mongodb, now, boards, problems, bob
+):
+    solve(bob, problems[0])
+    row = row_html(Client().get("/leaderboard/").text, "bob")
+    assert f'data-key="{bob.pk}" data-rank="1" data-score="1"' in row
+
+
+def test_display_mode_is_a_page_class_and_the_live_fragment_keeps_it(mongodb, now, boards):
+    page = Client().get("/leaderboard/?display=1").text
+    assert '<html lang="en" class="display">' in page
+    assert 'data-live-url="/leaderboard/last-7-days/live/?display=1"' in page
+    assert "Leave display mode" in page
+    assert '<html lang="en" class="">' in Client().get("/leaderboard/").text
+
+
+def test_my_submissions_show_problem_titles(mongodb, now, boards, problems, alice):
+    client = signed_in(alice)
+    answer(client, problems[0], "wrong")
+    page = client.get("/submissions/").text
+    assert '<a href="/problems/p1/">Problem 1</a>' in page
+
+
+# --- the site as a whole ---------------------------------------------------------------------
+
+
+def test_the_favicon_is_served_at_the_site_root(db):
+    response = Client().get("/favicon.ico")
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content).startswith(b"\x00\x00\x01\x00")  # an icon file
+
+
+def test_the_bell_is_an_inline_svg_icon_not_an_emoji(mongodb, now, boards, alice):
+    page = signed_in(alice).get("/leaderboard/").text
+    bell = page[page.index('<a class="bell') : page.index("</a>", page.index('<a class="bell'))]
+    assert '<svg class="icon"' in bell and "🔔" not in page
+
+
+PAGES = ["/leaderboard/", "/leaderboard/all-time/", "/problems/", "/problems/p1/", "/u/Alice/"]
+
+
+@pytest.mark.parametrize("path", [*PAGES, "/accounts/signup/", "/accounts/login/"])
+def test_pages_allow_only_the_sites_own_scripts_and_styles(
+    mongodb, now, boards, problems, alice, path
+):
+    response = signed_in(alice).get(path) if path in PAGES else Client().get(path)
+    assert response.status_code == 200
+    policy = response["Content-Security-Policy"]
+    for directive in ("default-src 'self'", "script-src 'self'", "style-src 'self'"):
+        assert directive in policy
+    assert "unsafe-inline" not in policy
+    page = response.text
+    # Nothing the policy would block: no inline script or style, no style attribute.
+    assert "<style" not in page and " style=" not in page
+    assert page.count("<script") == page.count('<script src="/static/')

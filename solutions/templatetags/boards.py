@@ -1,0 +1,74 @@
+"""Template helpers of the board pages: who is on each row (flag, organisation, rank tier) and
+the problem titles of a submissions list. Each costs one SQL query for the whole list."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django import template
+from django_countries.fields import Country
+
+from solutions.models import Problem, Programmer
+
+register = template.Library()
+
+# The rank tiers, best first: (name, share of the board). A programmer is in the top 1% when
+# their rank times 100 is at most the number of programmers on the board (rank 1 of 100 or
+# more), in the top 10% likewise with 10. The board page states the rule under the table.
+TIERS = (("top1", 100), ("top10", 10))
+
+
+def rank_tier(rank: int | None, total: int | None) -> str:
+    """ "top1", "top10" or "" for a rank on a board of `total` programmers."""
+    if not rank or not total:
+        return ""
+    for name, share in TIERS:
+        if rank * share <= total:
+            return name
+    return ""
+
+
+@dataclass(frozen=True)
+class Line:
+    """A board row with the programmer behind it (None when they are gone) and their tier."""
+
+    row: Any
+    programmer: Programmer | None
+    tier: str
+
+    @property
+    def country(self):
+        return self.programmer.country if self.programmer else None
+
+    @property
+    def organization(self) -> str:
+        return self.programmer.organization if self.programmer else ""
+
+
+@register.simple_tag
+def board_lines(rows: Sequence, total: int | None = None) -> list[Line]:
+    """`{% board_lines rows total as lines %}`: the rows with their programmers, read in one
+    query."""
+    people = Programmer.objects.in_bulk({row.programmer_id for row in rows})
+    return [Line(row, people.get(row.programmer_id), rank_tier(row.rank, total)) for row in rows]
+
+
+@register.simple_tag
+def with_problem_titles(submissions: Iterable[dict]) -> list[dict]:
+    """`{% with_problem_titles submissions as submissions %}`: each submission with the title of
+    its problem (`title`; the slug when the problem is gone)."""
+    submissions = list(submissions)
+    slugs = {submission["problem"] for submission in submissions}
+    titles = dict(Problem.objects.filter(slug__in=slugs).values_list("slug", "title"))
+    return [
+        {**submission, "title": titles.get(submission["problem"], submission["problem"])}
+        for submission in submissions
+    ]
+
+
+@register.simple_tag
+def country_of(code: str) -> Country:
+    """`{% country_of "BD" as country %}`: the country of a code, for its flag and name."""
+    return Country(code=(code or "").upper())
