@@ -49,7 +49,7 @@ def mongodb(embedded_server, settings, db):
     client = MongoClient(embedded_server.uri, tz_aware=True)
     client.drop_database(settings.MONGODB_DB)
     mongo.set_client(client)
-    mongo.ensure_indexes(list(Board.objects.values_list("slug", flat=True)))
+    mongo.indexes_ensure()
     yield client[settings.MONGODB_DB]
     mongo.set_client(None)
     client.close()
