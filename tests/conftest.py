@@ -121,3 +121,14 @@ def charlie(db):
 @pytest.fixture
 def staff(db):
     return User.objects.create_superuser("staff", "staff@example.com", "correct horse battery")
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    """Every test starts with an empty cache: board versions start again from nothing in each
+    test's fresh database, so rows cached by an earlier test must not answer for them."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
