@@ -35,13 +35,18 @@ def request_memo(request: HttpRequest, key: tuple, compute: Callable[[], T]) -> 
     return memo[key]
 
 
+def boards_of(request: HttpRequest) -> list[Board]:
+    """The visible boards, read once per request: the page's board, its tabs and the ETag's
+    fingerprint of the tabs all come from this one query."""
+    return request_memo(request, ("boards",), lambda: list(selectors.boards_visible()))
+
+
 def board_of(request: HttpRequest, slug: str | None) -> Board | None:
     """The visible board `slug` (the default board when None)."""
+    boards = boards_of(request)
     if slug is None:
-        return request_memo(request, ("board", None), selectors.board_default)
-    return request_memo(
-        request, ("board", slug), lambda: selectors.boards_visible().filter(slug=slug).first()
-    )
+        return next((board for board in boards if board.is_default), boards[0] if boards else None)
+    return next((board for board in boards if board.slug == slug), None)
 
 
 def board_version_of(request: HttpRequest, slug: str) -> int:
@@ -58,11 +63,17 @@ def _page(request: HttpRequest) -> tuple | None:
         return None
     return (
         request.COOKIES.get(settings.CSRF_COOKIE_NAME, ""),
-        tuple(selectors.boards_visible().values_list("slug", "title")),
+        tuple((board.slug, board.title) for board in boards_of(request)),
     )
 
 
 def board_etag(request: HttpRequest, slug: str | None = None, fragment: bool = False) -> str | None:
+    return request_memo(
+        request, ("board-etag", slug, fragment), lambda: _board_etag(request, slug, fragment)
+    )
+
+
+def _board_etag(request: HttpRequest, slug: str | None, fragment: bool) -> str | None:
     board = board_of(request, slug)
     if board is None:
         return None
@@ -96,7 +107,7 @@ def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> s
     )
     if programmer is None:
         return None
-    versions = live.board_versions(selectors.boards_visible().values_list("slug", flat=True))
+    versions = live.board_versions(board.slug for board in boards_of(request))
     parts = [
         "profile",
         fragment,

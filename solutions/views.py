@@ -110,6 +110,29 @@ def board(request: HttpRequest, slug: str | None = None, fragment: bool = False)
     board = etags.board_of(request, slug)
     if board is None:
         raise Http404("There are no boards yet." if slug is None else "No board has that name.")
+    page_key = _anonymous_page_key(request, slug, fragment)
+    if page_key is not None and (cached := cache.get(page_key)) is not None:
+        status, content = cached
+        return HttpResponse(content, status=status)
+    response = _board_response(request, board, fragment)
+    # A page that set a cookie or holds a CSRF token belongs to this visitor alone.
+    if page_key is not None and not response.cookies and "CSRF_COOKIE_USED" not in request.META:
+        cache.set(page_key, (response.status_code, response.content), ROWS_CACHE_SECONDS)
+    return response
+
+
+def _anonymous_page_key(request: HttpRequest, slug: str | None, fragment: bool) -> str | None:
+    """The cache key of the board page as a visitor who is not signed in sees it. Its ETag
+    hashes everything the page shows (that is what makes a 304 right), so the page rendered for
+    one ETag is the page for every request with that ETag; signed-in viewers' pages differ by
+    viewer and are rendered each time, from the cached rows."""
+    if request.method != "GET" or request.user.is_authenticated:
+        return None
+    etag = etags.board_etag(request, slug, fragment)
+    return None if etag is None else f"board-page:{etag}:{live.etag(request.path)}"
+
+
+def _board_response(request: HttpRequest, board: Board, fragment: bool) -> HttpResponse:
     query = BoardQueryForm(request.GET, board=board)
     if not query.is_valid():
         context = {"board": board, "boards": selectors.boards_visible(), "query": query}
@@ -223,7 +246,7 @@ def _board_context(
     day, scope, today = query.day, query.scope, services.today()
     context = {
         "board": board,
-        "boards": selectors.boards_visible(),
+        "boards": etags.boards_of(request),
         "query": query,
         "date": leaderboard.day_to_date(day),
         "is_today": day == today,
