@@ -21,6 +21,7 @@ from django.conf import settings
 from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.collection import Collection
 
+from solutions import mongo as solutions_mongo
 from solutions.mongo import get_db
 
 MAX_CHANGES = 100
@@ -72,11 +73,7 @@ def indexes() -> dict[str, list[IndexModel]]:
     }
 
 
-def ensure_indexes() -> list[str]:
-    """Create the activity indexes (idempotent). Returns their names."""
-    db = get_db()
-    return [
-        f"{name}.{index}"
-        for name, models in indexes().items()
-        for index in db[name].create_indexes(models)
-    ]
+def register() -> None:
+    """Join the one index registry (`solutions.mongo`): the command applies every index, and
+    each process makes the expiries before its first use of the database."""
+    solutions_mongo.indexes_declare(indexes)

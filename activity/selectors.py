@@ -135,14 +135,16 @@ def previous_ranks(*, board: Board, day: int, rows: list[selectors.Row], scope: 
     return {pid: place.rank for pid, place in places.items()}
 
 
-def board_moves(page: selectors.BoardPage) -> list[MovedRow]:
-    """The page's rows with their arrows: places moved since the previous day's final board."""
-    before = previous_ranks(board=page.board, day=page.day, rows=page.rows, scope=page.scope)
+def board_moves(page: selectors.BoardPage, rows: list | None = None) -> list[MovedRow]:
+    """The page's rows (or `rows`, the same rows already decorated) with their arrows: places
+    moved since the previous day's final board."""
+    rows = page.rows if rows is None else rows
+    before = previous_ranks(board=page.board, day=page.day, rows=rows, scope=page.scope)
     if before is None:
-        return [MovedRow(row, 0, compared=False) for row in page.rows]
+        return [MovedRow(row, 0, compared=False) for row in rows]
     return [
         MovedRow(row, before[row.programmer_id] - row.rank if row.programmer_id in before else None)
-        for row in page.rows
+        for row in rows
     ]
 
 

@@ -14,22 +14,11 @@ from celery import shared_task
 
 from solutions.models import Board
 
-from . import mongo, selectors, services
+from . import selectors, services
 
 logger = logging.getLogger(__name__)
 
 RETRY = {"autoretry_for": (Exception,), "retry_backoff": 5, "max_retries": 3}
-
-_indexes_ready = False
-
-
-def _ensure_indexes() -> None:
-    """The activity collections are written by these tasks: their indexes (TTLs that keep them
-    bounded) are created once per worker process, before the first write."""
-    global _indexes_ready
-    if not _indexes_ready:
-        mongo.ensure_indexes()
-        _indexes_ready = True
 
 
 @shared_task
@@ -43,7 +32,6 @@ def alerts_check_all_task() -> int:
 
 @shared_task(**RETRY)
 def alerts_check_task(board_id: int) -> dict:
-    _ensure_indexes()
     board = Board.objects.filter(pk=board_id).first()
     if board is None:
         return {}
@@ -64,7 +52,6 @@ def history_snapshot_all_task() -> int:
 
 @shared_task(**RETRY)
 def history_snapshot_task(board_id: int) -> dict:
-    _ensure_indexes()
     board = Board.objects.filter(pk=board_id).first()
     if board is None:
         return {}

@@ -4,21 +4,34 @@ Collections:
 - ``submissions``: every attempt with its verdict (the audit trail).
 - ``solves``: the first accepted solve of each (programmer, problem); a unique key makes it count
   once. The source of truth: every board can be rebuilt from it.
-- the engine's collections (``entries.<board>``, ``histograms``, ``tops``): see
-  `leaderboard.store`, which alone names them.
+- the engine's collections (``entries.<board>``, ``orders``, ``order_sets``, ``appliers``): see
+  `leaderboard.store`, which alone names them and declares their indexes.
 - ``requests``: API idempotency keys and their first answers.
 - ``board_versions``: one counter per board, bumped by every change (see `live`).
+
+Indexes: each app declares its collections' indexes next to them and registers the declaration
+here from its `AppConfig.ready()` (`indexes_declare`). `manage.py mongo_indexes` applies every
+declared index (`indexes_ensure`); and since correctness must not wait for an operator to run it,
+each process also creates, once per client and database and before its first use of the database,
+the indexes correctness rests on: unique keys (a re-solve counts nothing) and expiries (keys and
+locks that must not pile up). Creating an index that exists is a no-op, so that costs one command
+per such index, once. Never at import time: pymongo is not fork-safe.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+from collections.abc import Callable
 
 from django.conf import settings
 from pymongo import ASCENDING, DESCENDING, IndexModel, MongoClient
 from pymongo.collection import Collection
 from pymongo.database import Database
+from pymongo.errors import OperationFailure
+
+logger = logging.getLogger(__name__)
 
 _client: MongoClient | None = None
 _client_pid: int | None = None
@@ -32,6 +45,7 @@ def get_client() -> MongoClient:
         if _client is None or _client_pid != os.getpid():
             _client = MongoClient(settings.MONGODB_URI, tz_aware=True, connect=False)
             _client_pid = os.getpid()
+            _indexes_ready.clear()
         return _client
 
 
@@ -40,10 +54,19 @@ def set_client(client: MongoClient | None) -> None:
     global _client, _client_pid
     with _lock:
         _client, _client_pid = client, (os.getpid() if client is not None else None)
+        _indexes_ready.clear()
+
+
+def _database() -> Database:
+    return get_client()[settings.MONGODB_DB]
 
 
 def get_db() -> Database:
-    return get_client()[settings.MONGODB_DB]
+    """The site's database, with the indexes correctness rests on (made on first use)."""
+    db = _database()
+    if db.name not in _indexes_ready:
+        _indexes_ensure_at_first_use(db)
+    return db
 
 
 def submissions() -> Collection:
@@ -63,17 +86,17 @@ def board_versions() -> Collection:
 
 
 def fixed_indexes() -> dict[str, list[IndexModel]]:
+    """The indexes of the fixed collections of `solutions`."""
     return {
         "submissions": [
             IndexModel([("programmer_id", ASCENDING), ("submitted_at", DESCENDING)]),
             IndexModel([("submitted_at", DESCENDING)]),
-            # Competition standings read one competition's attempts in time order.
-            IndexModel([("competitions", ASCENDING), ("submitted_at", ASCENDING)]),
         ],
         # Idempotency keys outlive any retry worth answering: a solve older than the late
         # limit (30 days by default) is refused anyway.
         "requests": [IndexModel([("claimed_at", ASCENDING)], expireAfterSeconds=45 * 86400)],
         "solves": [
+            # A programmer solves a problem once: a re-solve is refused by this key.
             IndexModel([("programmer_id", ASCENDING), ("problem", ASCENDING)], unique=True),
             IndexModel([("solved_at", ASCENDING)]),
             IndexModel([("applied", ASCENDING)], partialFilterExpression={"applied": False}),
@@ -82,13 +105,97 @@ def fixed_indexes() -> dict[str, list[IndexModel]]:
 
 
 def ensure_indexes(board_slugs: list[str]) -> list[str]:
-    """Create every index (idempotent: existing ones are left as they are). Returns their names."""
-    db = get_db()
-    created = []
-    for name, models in fixed_indexes().items():
-        created += [f"{name}.{index}" for index in db[name].create_indexes(models)]
+    """Create the indexes of every collection declared for first use and of these boards
+    (idempotent: existing ones are left as they are). Returns their names. For the callers that
+    add boards; `indexes_ensure` applies every declaration."""
     from .leaderboard import store  # the engine declares its own collections' indexes
 
-    for name, models in store.indexes(board_slugs).items():
-        created += [f"{name}.{index}" for index in db[name].create_indexes(models)]
-    return created
+    declared = {**indexes_declared(at_first_use_only=True), **store.board_indexes(board_slugs)}
+    return _indexes_apply(_database(), declared)
+
+
+# --- the index registry ------------------------------------------------------------------------
+
+IndexDeclaration = Callable[[], dict[str, list[IndexModel]]]
+"""`fn() -> {collection name: [IndexModel, ...]}`: the indexes an app's collections need."""
+
+_declarations: dict[IndexDeclaration, bool] = {}  # declaration -> applied at first use
+_indexes_ready: set[str] = set()  # databases whose first-use indexes the current client made
+_indexes_lock = threading.Lock()
+
+
+class IndexesMissing(RuntimeError):
+    """An index correctness rests on could not be created: writes would not be safe."""
+
+
+def indexes_declare(declaration: IndexDeclaration, *, at_first_use: bool = True) -> None:
+    """Register an app's index declaration (from its `AppConfig.ready()`; again is a no-op).
+
+    `at_first_use`: each process calls it before its first use of the database and creates its
+    unique and expiring indexes. Pass False for a declaration that must not run then (it reads
+    SQL, or builds nothing correctness rests on): only `indexes_ensure` applies it."""
+    _declarations[declaration] = at_first_use
+
+
+def indexes_declared(*, at_first_use_only: bool = False) -> dict[str, list[IndexModel]]:
+    """Every registered declaration merged: {collection name: [IndexModel, ...]}."""
+    merged: dict[str, list[IndexModel]] = {}
+    for declaration, at_first_use in _declarations.items():
+        if at_first_use or not at_first_use_only:
+            for name, models in declaration().items():
+                merged.setdefault(name, []).extend(models)
+    return merged
+
+
+def indexes_ensure() -> list[str]:
+    """Create every declared index (idempotent). Returns their names, `collection.index`."""
+    return _indexes_apply(_database(), indexes_declared())
+
+
+def index_is_essential(model: IndexModel) -> bool:
+    """Whether correctness rests on the index: a unique key, or an expiry."""
+    return bool(model.document.get("unique")) or "expireAfterSeconds" in model.document
+
+
+def _indexes_apply(db: Database, declared: dict[str, list[IndexModel]]) -> list[str]:
+    names = [
+        f"{name}.{index}"
+        for name, models in declared.items()
+        for index in db[name].create_indexes(models)
+    ]
+    _indexes_ready.add(db.name)  # a superset of the first-use indexes
+    return names
+
+
+def _indexes_ensure_at_first_use(db: Database) -> None:
+    """The unique and expiring indexes of every first-use declaration, once per client and
+    database (threads of one process wait for the first)."""
+    with _indexes_lock:
+        if db.name in _indexes_ready:
+            return
+        for name, models in indexes_declared(at_first_use_only=True).items():
+            for model in filter(index_is_essential, models):
+                _index_create(db[name], model)
+        _indexes_ready.add(db.name)
+
+
+def _index_create(collection: Collection, model: IndexModel) -> None:
+    """Create one index. One that exists with other options (an expiry changed in the settings)
+    is left for the command to report; a unique key that cannot be made stops everything."""
+    try:
+        collection.create_indexes([model])
+    except OperationFailure as error:
+        if model.document.get("unique") and not _has_unique_index(collection, model):
+            raise IndexesMissing(
+                f"The unique index {model.document['name']} on {collection.name} could not be "
+                f"created ({error}); run `manage.py mongo_indexes` and fix what it reports."
+            ) from error
+        logger.warning("Index %s on %s: %s", model.document["name"], collection.name, error)
+
+
+def _has_unique_index(collection: Collection, model: IndexModel) -> bool:
+    keys = list(model.document["key"].items())
+    return any(
+        info.get("unique") and list(info["key"]) == keys
+        for info in collection.index_information().values()
+    )

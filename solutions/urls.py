@@ -13,4 +13,8 @@ urlpatterns = [
     path("leaderboard/", views.board, name="leaderboard"),
     path("leaderboard/<slug:slug>/", views.board, name="board"),
     path("u/<str:handle>/", views.profile, name="profile"),
+    # The live fragments of the board and the profile: the same views, rendering only the part
+    # that moves (polled by static/solutions/live.js).
+    path("leaderboard/<slug:slug>/live/", views.board, {"fragment": True}, name="board_live"),
+    path("u/<str:handle>/live/", views.profile, {"fragment": True}, name="profile_live"),
 ]

@@ -10,24 +10,27 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import quote_etag
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_http_methods, require_safe
 
-from activity import etags
-from activity import selectors as activity_selectors
-
-from . import leaderboard, selectors, services
+from . import etags, extensions, leaderboard, live, selectors, services
 from .forms import AnswerForm, BoardQueryForm, SignupForm
 from .models import Board, Programmer
 
 NEIGHBOURS = 4  # shown above and below a searched programmer
+# Rendered rows are keyed by the board's version, so a solve makes new keys rather than stale
+# entries; this only bounds how long the keys of old versions linger.
+ROWS_CACHE_SECONDS = 600
 
 
 def programmer_of(request: HttpRequest) -> Programmer | None:
@@ -105,13 +108,32 @@ def submissions(request: HttpRequest) -> HttpResponse:
 @condition(etag_func=etags.board_etag)
 def board(request: HttpRequest, slug: str | None = None, fragment: bool = False) -> HttpResponse:
     """A board page, or (`fragment`) just its live part, which the page's script polls."""
-    board = (
-        selectors.board_default()
-        if slug is None
-        else get_object_or_404(selectors.boards_visible(), slug=slug)
-    )
+    board = etags.board_of(request, slug)
     if board is None:
-        raise Http404("There are no boards yet.")
+        raise Http404("There are no boards yet." if slug is None else "No board has that name.")
+    page_key = _anonymous_page_key(request, slug, fragment)
+    if page_key is not None and (cached := cache.get(page_key)) is not None:
+        status, content = cached
+        return HttpResponse(content, status=status)
+    response = _board_response(request, board, fragment)
+    # A page that set a cookie or holds a CSRF token belongs to this visitor alone.
+    if page_key is not None and not response.cookies and "CSRF_COOKIE_USED" not in request.META:
+        cache.set(page_key, (response.status_code, response.content), ROWS_CACHE_SECONDS)
+    return response
+
+
+def _anonymous_page_key(request: HttpRequest, slug: str | None, fragment: bool) -> str | None:
+    """The cache key of the board page as a visitor who is not signed in sees it. Its ETag
+    hashes everything the page shows (that is what makes a 304 right), so the page rendered for
+    one ETag is the page for every request with that ETag; signed-in viewers' pages differ by
+    viewer and are rendered each time, from the cached rows."""
+    if request.method != "GET" or request.user.is_authenticated:
+        return None
+    etag = etags.board_etag(request, slug, fragment)
+    return None if etag is None else f"board-page:{etag}:{live.etag(request.path)}"
+
+
+def _board_response(request: HttpRequest, board: Board, fragment: bool) -> HttpResponse:
     query = BoardQueryForm(request.GET, board=board)
     if not query.is_valid():
         context = {"board": board, "boards": selectors.boards_visible(), "query": query}
@@ -119,13 +141,10 @@ def board(request: HttpRequest, slug: str | None = None, fragment: bool = False)
     programmer = programmer_of(request)
     if query.cleaned_data["find"] == "me" and programmer is not None and not fragment:
         return _find_me(request, board, query, programmer)
-    following = request.GET.get("view") == "following"
-    context = _board_context(
-        board, query, programmer, following_of=request.user if following else None
-    )
+    context = _board_context(request, board, query, programmer)
     if context["is_today"] or board.spec.is_all_time:
         query_string = request.GET.urlencode()
-        live_url = reverse("activity:board_live", args=[board.slug])
+        live_url = reverse("board_live", args=[board.slug])
         context["live_url"] = f"{live_url}?{query_string}" if query_string else live_url
         context["live_etag"] = quote_etag(etags.board_etag(request, board.slug, fragment=True))
     missing_page = "page" in context and context["page"].page > context["page"].pages
@@ -137,21 +156,18 @@ def board(request: HttpRequest, slug: str | None = None, fragment: bool = False)
 @cache_control(private=True, no_cache=True)
 @condition(etag_func=etags.profile_etag)
 def profile(request: HttpRequest, handle: str, fragment: bool = False) -> HttpResponse:
-    """A programmer's profile, or (`fragment`) just its live part: standings and charts."""
-    programmer = selectors.programmer_by_handle(handle)
+    """A programmer's profile, or (`fragment`) just its live part: standings and charts. The
+    apps built on `solutions` add their parts (charts, follow button) with template tags."""
+    programmer = etags.request_memo(
+        request, ("programmer", handle), lambda: selectors.programmer_by_handle(handle)
+    )
     if programmer is None:
         raise Http404("No programmer has that handle.")
     context = {
         "profile": selectors.programmer_profile(programmer=programmer),
-        "charts": activity_selectors.profile_charts(programmer=programmer),
-        "live_url": reverse("activity:profile_live", args=[programmer.handle]),
+        "live_url": reverse("profile_live", args=[programmer.handle]),
         "live_etag": quote_etag(etags.profile_etag(request, programmer.handle, fragment=True)),
     }
-    if not fragment:
-        context["following"] = activity_selectors.is_following(
-            user=request.user, programmer=programmer
-        )
-        context["followers"] = activity_selectors.followers_count(programmer=programmer)
     template = "solutions/_profile_live.html" if fragment else "solutions/profile.html"
     return render(request, template, context)
 
@@ -224,14 +240,14 @@ def _search(board: Board, handle: str, day: int, scope: str) -> Search:
 
 
 def _board_context(
-    board: Board, query: BoardQueryForm, programmer: Programmer | None, following_of=None
+    request: HttpRequest, board: Board, query: BoardQueryForm, programmer: Programmer | None
 ) -> dict:
-    """What the board page shows. `following_of`: a user, to rank just the people they follow
-    (with their global ranks) instead of the whole board."""
+    """What the board page shows: the whole board's page, a searched programmer with their
+    neighbours (`?q=`), or a registered board view (`?view=following`)."""
     day, scope, today = query.day, query.scope, services.today()
     context = {
         "board": board,
-        "boards": selectors.boards_visible(),
+        "boards": etags.boards_of(request),
         "query": query,
         "date": leaderboard.day_to_date(day),
         "is_today": day == today,
@@ -246,28 +262,62 @@ def _board_context(
         context["mine"] = selectors.programmer_standing(
             board=board, programmer=programmer, day=day, scope=scope
         )
-    if following_of is not None:
-        context["view"] = "following"
-        context["following"] = (
-            activity_selectors.following_rows(board=board, user=following_of, day=day)
-            if following_of.is_authenticated
-            else None
-        )
+    view = extensions.board_view_named(request.GET.get("view"))
+    if view is not None:
+        # The template finds the view's rows under its name (None: log in to see them).
+        context["view"] = view.name
+        context[view.name] = view.rows(board=board, user=request.user, day=day)
         return context
     if query.cleaned_data["q"]:
         search = _search(board, query.cleaned_data["q"], day, scope)
         context.update(search=search, total=search.total if search.found else None)
         return context
-    page = selectors.board_page(
-        board=board, day=day, page=query.cleaned_data["page"] or 1, scope=scope
-    )
+    version = etags.board_version_of(request, board.slug)
+    rendered = _rows_rendered(board, version, day, scope, query.cleaned_data["page"] or 1)
+    page = rendered.page
     paginator = Paginator(range(page.total), selectors.PAGE_SIZE)
-    # Each row with its arrow: places moved since the previous day's final board.
-    context.update(page=page, total=page.total, rows=activity_selectors.board_moves(page))
+    context.update(page=page, total=page.total, rows=rendered.rows)
+    context["rows_html"] = rendered.html_for(programmer)
     context["page_links"] = paginator.get_elided_page_range(
         min(page.page, paginator.num_pages), on_each_side=2, on_ends=1
     )
     return context
+
+
+@dataclass(frozen=True)
+class RenderedRows:
+    """A board page's rows, decorated by the apps built on `solutions` (arrows), and their HTML
+    as anyone but the programmers on the page sees it."""
+
+    page: selectors.BoardPage
+    rows: list
+    html: str
+
+    def html_for(self, viewer: Programmer | None) -> SafeString:
+        """The rows as `viewer` sees them: their own row is highlighted, so it is rendered
+        afresh (from the cached rows: no reads) when they are on the page."""
+        if viewer is not None and any(row.programmer_id == viewer.pk for row in self.rows):
+            return _rows_html(self.rows, viewer)
+        return mark_safe(self.html)  # rendered by our own template, escaped there
+
+
+def _rows_html(rows: list, viewer: Programmer | None = None) -> SafeString:
+    return render_to_string("solutions/_rows.html", {"rows": rows, "me": viewer})
+
+
+def _rows_rendered(board: Board, version: int, day: int, scope: str, page: int) -> RenderedRows:
+    """The rows of one page of a board day, read, decorated and rendered once per board version
+    (and scope and page), then served from Django's cache (Redis in production, shared by every
+    worker): a request for an unchanged board reads the version and hits the cache."""
+    definition = (board.slug, board.spec, board.metric, board.ties)
+    key = "board-rows:" + live.etag(*definition, version, services.today(), day, scope, page)
+    rendered = cache.get(key)
+    if rendered is None:
+        found = selectors.board_page(board=board, day=day, page=page, scope=scope)
+        rows = extensions.board_rows_decorate(page=found, rows=found.rows)
+        rendered = RenderedRows(page=found, rows=rows, html=str(_rows_html(rows)))
+        cache.set(key, rendered, ROWS_CACHE_SECONDS)
+    return rendered
 
 
 def _browsable_date(board: Board, day: int, today: int) -> dt.date | None:

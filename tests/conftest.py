@@ -51,7 +51,7 @@ def mongodb(embedded_server, settings, db):
     client = MongoClient(embedded_server.uri, tz_aware=True)
     client.drop_database(settings.MONGODB_DB)
     mongo.set_client(client)
-    mongo.ensure_indexes(list(Board.objects.values_list("slug", flat=True)))
+    mongo.indexes_ensure()
     yield client[settings.MONGODB_DB]
     mongo.set_client(None)
     client.close()
@@ -123,3 +123,14 @@ def charlie(db):
 @pytest.fixture
 def staff(db):
     return User.objects.create_superuser("staff", "staff@example.com", "correct horse battery")
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    """Every test starts with an empty cache: board versions start again from nothing in each
+    test's fresh database, so rows cached by an earlier test must not answer for them."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()

@@ -121,9 +121,15 @@ def appliers() -> Collection:
     return mongo.get_db()["appliers"]
 
 
-def indexes(board_slugs: Iterable[str]) -> dict[str, list[IndexModel]]:
-    """The engine's indexes: `sums.$**` and `keys.$**` serve per-day queries on real MongoDB
-    (nothing on a request path needs them; orders are read by `_id`)."""
+def board_indexes(board_slugs: Iterable[str] | None = None) -> dict[str, list[IndexModel]]:
+    """The indexes of the boards' entries collections (every board when `board_slugs` is None):
+    `sums.$**` and `keys.$**` serve per-day queries on real MongoDB (the seed's design). Nothing
+    on a request path needs them (orders are read by `_id`), so they are built by the command,
+    not at a process's first use."""
+    if board_slugs is None:
+        from ..models import Board  # the registry calls this once the apps are ready
+
+        board_slugs = Board.objects.values_list("slug", flat=True)
     wildcard = [
         IndexModel([("sums.$**", ASCENDING)], name="sums_wildcard"),
         IndexModel([("keys.$**", ASCENDING)], name="keys_wildcard"),

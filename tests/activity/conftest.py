@@ -11,7 +11,6 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from activity import mongo as activity_mongo
 from activity.models import AlertPreferences, AlertRule, Follow
 from solutions import services
 from tests.conftest import make_programmer
@@ -25,8 +24,7 @@ def fast_passwords(settings):
 
 @pytest.fixture
 def activity_db(mongodb):
-    """The embedded server with the activity indexes too."""
-    activity_mongo.ensure_indexes()
+    """The embedded server (its fixture applies every app's indexes, the activity ones too)."""
     return mongodb
 
 

@@ -68,7 +68,7 @@ def test_the_board_page_polls_its_fragment_which_shows_a_new_solve(
     assert 'class="board"' in fragment.text and ">bob</a>" in fragment.text
     assert "<html" not in fragment.text  # just the part that moves
     # The script is served by the site itself, and the page works without it.
-    assert '<script src="/static/activity/live.js" defer>' in page.text
+    assert '<script src="/static/solutions/live.js" defer>' in page.text
     assert ">Alice</a>" in page.text
 
 
@@ -224,6 +224,6 @@ def test_staff_set_a_boards_alert_rule_in_the_admin(activity_db, boards, staff):
 def test_the_live_script_polls_fast_while_in_use_and_slowly_when_hidden_or_idle():
     from django.contrib.staticfiles import finders
 
-    script = open(finders.find("activity/live.js")).read()
+    script = open(finders.find("solutions/live.js")).read()
     assert "var FAST = 3000;" in script and "var SLOW = 60000;" in script
     assert "visibilitychange" in script and '"If-None-Match"' in script

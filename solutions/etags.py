@@ -1,0 +1,134 @@
+"""ETags of the live pages (for Django's `condition` decorator): the board and the profile, each
+as a whole page and as the fragment their script polls.
+
+An ETag hashes everything the response shows that can change: the board's version counter (one
+`_id` read, bumped by every solve, see `live`), the day, the query, the viewer, for whole pages
+the header (the CSRF secret in its forms) and the board tabs, and whatever the apps built on
+`solutions` add to the page (`extensions.page_fingerprint`: the bell, the follow button...).
+While a message waits to be shown a page gets no ETag, so it is never answered with a stale 304.
+
+A poll with nothing new is the site's most frequent request, so the ETag reads as little as it
+can, and remembers on the request what it read (the board, its version) for the view to reuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.conf import settings
+from django.contrib.messages import get_messages
+from django.http import HttpRequest
+
+from . import extensions, live, mongo, selectors
+from .models import Board, Programmer
+from .services import today
+
+T = TypeVar("T")
+
+
+def request_memo(request: HttpRequest, key: tuple, compute: Callable[[], T]) -> T:
+    """`compute()` once per request: the ETag function and the view then share one read."""
+    memo = request.__dict__.setdefault("_solutions_memo", {})
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
+
+
+def boards_of(request: HttpRequest) -> list[Board]:
+    """The visible boards, read once per request: the page's board, its tabs and the ETag's
+    fingerprint of the tabs all come from this one query."""
+    return request_memo(request, ("boards",), lambda: list(selectors.boards_visible()))
+
+
+def board_of(request: HttpRequest, slug: str | None) -> Board | None:
+    """The visible board `slug` (the default board when None)."""
+    boards = boards_of(request)
+    if slug is None:
+        return next((board for board in boards if board.is_default), boards[0] if boards else None)
+    return next((board for board in boards if board.slug == slug), None)
+
+
+def board_version_of(request: HttpRequest, slug: str) -> int:
+    return request_memo(request, ("version", slug), lambda: live.board_version(slug))
+
+
+def _viewer(request: HttpRequest) -> int:
+    return request.user.pk if request.user.is_authenticated else 0
+
+
+def _page(request: HttpRequest) -> tuple | None:
+    """What a whole page shows around its live part (None: do not answer 304)."""
+    if len(get_messages(request)):
+        return None
+    return (
+        request.COOKIES.get(settings.CSRF_COOKIE_NAME, ""),
+        tuple((board.slug, board.title) for board in boards_of(request)),
+    )
+
+
+def board_etag(request: HttpRequest, slug: str | None = None, fragment: bool = False) -> str | None:
+    return request_memo(
+        request, ("board-etag", slug, fragment), lambda: _board_etag(request, slug, fragment)
+    )
+
+
+def _board_etag(request: HttpRequest, slug: str | None, fragment: bool) -> str | None:
+    board = board_of(request, slug)
+    if board is None:
+        return None
+    parts = [
+        "board",
+        fragment,
+        board.slug,
+        board.title,
+        board.spec,
+        board.metric,
+        board.ties,
+        board_version_of(request, board.slug),
+        today(),
+        sorted(request.GET.lists()),
+        _viewer(request),
+        extensions.page_fingerprint(
+            request=request, page="board", fragment=fragment, subject=board
+        ),
+    ]
+    if not fragment:
+        page = _page(request)
+        if page is None:
+            return None
+        parts.append(page)
+    return live.etag(*parts)
+
+
+def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> str | None:
+    programmer: Programmer | None = request_memo(
+        request, ("programmer", handle), lambda: selectors.programmer_by_handle(handle)
+    )
+    if programmer is None:
+        return None
+    versions = live.board_versions(board.slug for board in boards_of(request))
+    parts = [
+        "profile",
+        fragment,
+        programmer.pk,
+        programmer.handle,
+        programmer.country,
+        programmer.organization,
+        programmer.on_boards,
+        sorted(versions.items()),
+        today(),
+        _viewer(request),
+        extensions.page_fingerprint(
+            request=request, page="profile", fragment=fragment, subject=programmer
+        ),
+    ]
+    if not programmer.on_boards:
+        # Their solves leave the boards (and so the versions) alone but still list here.
+        parts.append(mongo.solves().count_documents({"programmer_id": programmer.pk}))
+    if not fragment:
+        page = _page(request)
+        if page is None:
+            return None
+        parts.append(page)
+    return live.etag(*parts)

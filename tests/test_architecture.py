@@ -1,0 +1,108 @@
+"""Dependencies point one way: `solutions` is the bottom of the site, and `competitions` and
+`activity` build on it. No module of `solutions` imports them, not even inside a function (they
+add their parts through template tags and `solutions/extensions.py`)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORE = "solutions"
+ABOVE = ("activity", "competitions")
+
+
+def core_modules() -> list[str]:
+    """Every module of `solutions` (migrations describe the schema; they are left out)."""
+    package = ROOT / CORE
+    return sorted(
+        ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for path in package.rglob("*.py")
+        if "migrations" not in path.relative_to(package).parts
+    )
+
+
+def imported_names(source: str, module: str) -> list[tuple[int, str]]:
+    """(line, module name) of every import anywhere in the source: at the top, inside functions
+    and classes, relative ones resolved, and `importlib.import_module("...")` with a literal."""
+    # The package that relative imports start from (a package's `__init__` is its own).
+    package = (
+        module.removesuffix(".__init__")
+        if module.endswith(".__init__")
+        else module.rpartition(".")[0]
+    )
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, base] if base else parent)
+            found += [
+                (node.lineno, base if alias.name == "*" else f"{base}.{alias.name}")
+                for alias in node.names
+            ]
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", ""))
+            in ("import_module", "__import__")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def reaches_above(name: str) -> bool:
+    return name.split(".")[0] in ABOVE
+
+
+def test_the_import_walker_sees_imports_inside_functions_relative_and_dynamic_ones():
+    source = (
+        "import os\n"
+        "def late():\n"
+        "    from activity import live\n"
+        "class Hidden:\n"
+        "    def method(self):\n"
+        "        import competitions.api\n"
+        "from . import selectors\n"
+        "importlib.import_module('activity.selectors')\n"
+    )
+    names = [name for _, name in imported_names(source, "solutions.views")]
+    assert "solutions.selectors" in names
+    assert {name for name in names if reaches_above(name)} == {
+        "activity.live",
+        "competitions.api",
+        "activity.selectors",
+    }
+
+
+def test_every_module_of_solutions_is_found_and_imports():
+    modules = core_modules()
+    assert {"solutions.views", "solutions.etags", "solutions.mongo"} <= set(modules)
+    assert not any(".migrations" in module for module in modules)
+    for module in modules:
+        importlib.import_module(module)
+
+
+@pytest.mark.parametrize("module", core_modules())
+def test_no_module_of_solutions_imports_competitions_or_activity(module):
+    path = ROOT / Path(*module.split("."))
+    if path.is_dir():
+        path, module = path / "__init__.py", f"{module}.__init__"
+    else:
+        path = path.with_suffix(".py")
+    offending = sorted(
+        {
+            f"{path.relative_to(ROOT)}:{line} imports {name}"
+            for line, name in imported_names(path.read_text(), module)
+            if reaches_above(name)
+        }
+    )
+    assert not offending, "solutions must not depend on the apps above it:\n" + "\n".join(offending)
