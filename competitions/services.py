@@ -178,7 +178,7 @@ def judge_submission_report(
         upsert=True,
     )
     counted = accepted and solution_services.solve_record(
-        programmer=programmer, problem=problem, solved_at=submitted_at
+        programmer=programmer, problem=problem, solved_at=submitted_at, request=submission_id
     )
     if counted:
         mongo.submissions().update_one({"_id": submission_id}, {"$set": {"counted": True}})

@@ -74,6 +74,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "solutions.middleware.StorageUnavailableMiddleware",
     # Last, so it sees the answer to a login that axes refused.
     "axes.middleware.AxesMiddleware",
 ]
@@ -158,6 +159,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 # MongoDB: the high-volume data. Unset means the embedded server the run command starts.
 MONGODB_URI = env_str("MONGODB_URI", "mongodb://127.0.0.1:27018/")
 MONGODB_DB = env_str("MONGODB_DB", "leaderboard")
+# A fault answers within seconds (503 storage_unavailable with Retry-After), not after pymongo's
+# default 30 s: how long to look for a server, and to wait for one command's answer.
+MONGODB_SERVER_TIMEOUT_MS = env_int("MONGODB_SERVER_TIMEOUT_MS", 3000)
+MONGODB_SOCKET_TIMEOUT_MS = env_int("MONGODB_SOCKET_TIMEOUT_MS", 20000)
 
 # The zone whose midnight starts a leaderboard day.
 LEADERBOARD_TIME_ZONE = env_str("LEADERBOARD_TIME_ZONE", "UTC")

@@ -43,7 +43,14 @@ def get_client() -> MongoClient:
     global _client, _client_pid
     with _lock:
         if _client is None or _client_pid != os.getpid():
-            _client = MongoClient(settings.MONGODB_URI, tz_aware=True, connect=False)
+            _client = MongoClient(
+                settings.MONGODB_URI,
+                tz_aware=True,
+                connect=False,
+                serverSelectionTimeoutMS=settings.MONGODB_SERVER_TIMEOUT_MS,
+                connectTimeoutMS=settings.MONGODB_SERVER_TIMEOUT_MS,
+                socketTimeoutMS=settings.MONGODB_SOCKET_TIMEOUT_MS,
+            )
             _client_pid = os.getpid()
             _indexes_ready.clear()
         return _client

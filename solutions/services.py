@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import secrets
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from bson import ObjectId
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models.functions import Lower
 from django.utils import timezone
+from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from . import leaderboard, mongo
@@ -113,11 +115,16 @@ def submission_create(
     return Verdict(accepted=accepted, counted=counted)
 
 
+def solve_check_future(solved_at: dt.datetime, now: dt.datetime | None = None) -> None:
+    """Refuse a solve in the future (beyond clock skew)."""
+    if solved_at > (now or timezone.now()) + CLOCK_SKEW:
+        raise SolveRejected("it is in the future.")
+
+
 def solve_check_time(solved_at: dt.datetime, now: dt.datetime | None = None) -> None:
     """Refuse a solve in the future (beyond clock skew) or older than the boards still change."""
     now = now or timezone.now()
-    if solved_at > now + CLOCK_SKEW:
-        raise SolveRejected("solved_at is in the future.")
+    solve_check_future(solved_at, now)
     oldest = (
         leaderboard.epoch_day(now, settings.LEADERBOARD_TIME_ZONE)
         - settings.LEADERBOARD_MAX_LATE_DAYS
@@ -133,11 +140,20 @@ def solve_check_time(solved_at: dt.datetime, now: dt.datetime | None = None) -> 
 
 
 def solve_record(
-    *, programmer: Programmer, problem: Problem, solved_at: dt.datetime, points: int | None = None
+    *,
+    programmer: Programmer,
+    problem: Problem,
+    solved_at: dt.datetime,
+    points: int | None = None,
+    request: str | None = None,
 ) -> bool:
     """Count the first accepted solve of (programmer, problem) on every board at once.
 
-    Returns False when this programmer had already solved the problem: it counts once.
+    The solve is a small state machine in the `solves` log: logged (the unique key makes the
+    first one win), then counted on each board (idempotent by the solve's id), then applied.
+    Whoever meets a logged solve that is not applied yet (a retry after a fault, a second report
+    of the same solve, the repair task) finishes it before answering. Returns whether this call,
+    or the request `request` it retries, logged the solve first: a repeat counts nothing.
     """
     solve_check_time(solved_at)
     solve = {
@@ -146,24 +162,45 @@ def solve_record(
         "points": problem.points if points is None else points,
         "solved_at": solved_at,
         "applied": False,
+        "request": request or secrets.token_hex(12),
+        "logged_at": timezone.now(),
     }
     try:
         mongo.solves().insert_one(solve)
     except DuplicateKeyError:
-        return False
+        # Logged before: by another request, or by this one before a fault (or pymongo's own
+        # retry of the insert). Either way finish it, then say whose it was.
+        logged = mongo.solves().find_one({"programmer_id": programmer.pk, "problem": problem.slug})
+        if logged is None:
+            raise
+        if not logged.get("applied", True):
+            solve_apply(logged, programmer)
+        return request is not None and logged.get("request") == request
     solve_apply(solve, programmer)
     return True
 
 
 def solve_report(
-    *, handle: str, problem_slug: str, solved_at: dt.datetime, points: int | None = None
+    *,
+    handle: str,
+    problem_slug: str,
+    solved_at: dt.datetime,
+    points: int | None = None,
+    request: str | None = None,
 ) -> bool:
     """A judge reports an accepted solve: check its time first (so a refused one registers
-    nothing), register an unknown handle or problem, then count it once."""
+    nothing), register an unknown handle or problem, then count it once (`request`: the judge's
+    idempotency key, so a retry after a fault is told it counted)."""
     solve_check_time(solved_at)
     programmer = programmer_get_or_register(handle=handle)
     problem = problem_get_or_register(slug=problem_slug)
-    return solve_record(programmer=programmer, problem=problem, solved_at=solved_at, points=points)
+    return solve_record(
+        programmer=programmer,
+        problem=problem,
+        solved_at=solved_at,
+        points=points,
+        request=request,
+    )
 
 
 def solve_apply(solve: dict, programmer: Programmer) -> None:
@@ -240,8 +277,7 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
     Their programmers' entries are recomputed from the log, which is idempotent, so a solve is
     never counted twice however often this runs. Returns how many programmers were repaired.
     """
-    cutoff = ObjectId.from_datetime(timezone.now() - older_than)
-    pending = {"applied": False, "_id": {"$lt": cutoff}}
+    pending = {"applied": False, "logged_at": {"$lt": timezone.now() - older_than}}
     programmer_ids = mongo.solves().distinct("programmer_id", pending)
     for programmer in Programmer.objects.filter(pk__in=programmer_ids):
         programmer_refresh_boards(programmer=programmer)
@@ -335,3 +371,155 @@ def solves_import(*, solves: Iterable[tuple[Programmer, Problem, dt.datetime]]) 
         for board in Board.objects.all():
             board_rebuild(board=board)
     return inserted
+
+
+@dataclass(frozen=True)
+class ImportedSolve:
+    """One line of an import, validated like `POST /api/v1/solves`."""
+
+    key: str  # the line's id, as an idempotency key
+    body_hash: str
+    handle: str
+    problem_slug: str
+    solved_at: dt.datetime
+    points: int | None
+
+
+@dataclass
+class ImportReport:
+    imported: int = 0
+    present: int = 0
+    reused: list[str] = field(default_factory=list)  # ids sent before with another body
+
+
+def solves_import_batch(*, solves: list[ImportedSolve]) -> ImportReport:
+    """Log a batch of imported solves: idempotent by id (an id seen before is already present;
+    with another body it is refused), unknown handles and problems registered, each (programmer,
+    problem) counted once. Boards are not touched: `boards_rebuild_all` counts everything in one
+    pass once the whole import is logged. Solves are history, so the late limit does not apply."""
+    report = ImportReport()
+    fresh = _import_claims(solves, report)
+    programmers = _programmers_registered([s.handle for s in fresh])
+    problems = {p.slug: p for p in _problems_registered({s.problem_slug for s in fresh})}
+    documents, answers = [], {}
+    for solve in fresh:
+        programmer, problem = programmers[solve.handle.lower()], problems[solve.problem_slug]
+        documents.append(
+            {
+                "programmer_id": programmer.pk,
+                "problem": problem.slug,
+                "points": problem.points if solve.points is None else solve.points,
+                "solved_at": solve.solved_at,
+                "applied": True,  # counted by the rebuild that follows the import
+                "request": solve.key,
+                "logged_at": timezone.now(),
+            }
+        )
+    inserted = _insert_new(mongo.solves(), documents)
+    for solve, document in zip(fresh, documents, strict=True):
+        answers[solve.key] = document["request"] in inserted
+    report.imported = sum(answers.values())
+    report.present += len(answers) - report.imported
+    if answers:
+        # Done, with the answer the API would have given: a later POST of the same id replays it.
+        mongo.requests().bulk_write(
+            [
+                UpdateOne(
+                    {"_id": key},
+                    {
+                        "$set": {
+                            "state": "done",
+                            "status": 201,
+                            "answer": {"id": key.split(":", 1)[1], "counted": counted},
+                        }
+                    },
+                )
+                for key, counted in answers.items()
+            ],
+            ordered=False,
+        )
+    return report
+
+
+def _insert_new(collection, documents: list[dict]) -> set[str]:
+    """Insert documents, skipping duplicates of a unique key. Returns the new ones' `request`."""
+    if not documents:
+        return set()
+    try:
+        collection.insert_many(documents, ordered=False)
+        return {d["request"] for d in documents}
+    except BulkWriteError as error:
+        if any(e["code"] != DUPLICATE_KEY for e in error.details["writeErrors"]):
+            raise
+        failed = {e["index"] for e in error.details["writeErrors"]}
+        return {d["request"] for i, d in enumerate(documents) if i not in failed}
+
+
+def _import_claims(solves: list[ImportedSolve], report: ImportReport) -> list[ImportedSolve]:
+    """Claim each line's id: new ones go on; one claimed before is already present (the same
+    body) or refused (another body)."""
+    now = timezone.now()
+    claims = [
+        {"_id": s.key, "body_hash": s.body_hash, "state": "pending", "claimed_at": now}
+        for s in solves
+    ]
+    taken: set[int] = set()
+    if claims:
+        try:
+            mongo.requests().insert_many(claims, ordered=False)
+        except BulkWriteError as error:
+            if any(e["code"] != DUPLICATE_KEY for e in error.details["writeErrors"]):
+                raise
+            taken = {e["index"] for e in error.details["writeErrors"]}
+    if taken:
+        seen = {
+            doc["_id"]: doc["body_hash"]
+            for doc in mongo.requests().find({"_id": {"$in": [solves[i].key for i in taken]}})
+        }
+        for i in taken:
+            if seen.get(solves[i].key) == solves[i].body_hash:
+                report.present += 1
+            else:
+                report.reused.append(solves[i].key)
+    return [solve for i, solve in enumerate(solves) if i not in taken]
+
+
+def _programmers_registered(handles: list[str]) -> dict[str, Programmer]:
+    """{handle in lower case: programmer} for these handles, registering the unknown ones (the
+    first spelling seen wins, as on the API)."""
+    lowered: dict[str, str] = {}
+    for handle in handles:
+        lowered.setdefault(handle.lower(), handle)
+
+    def found() -> dict[str, Programmer]:
+        known = {}
+        names = list(lowered)
+        for start in range(0, len(names), 500):
+            query = Programmer.objects.annotate(lower=Lower("handle")).filter(
+                lower__in=names[start : start + 500]
+            )
+            known |= {p.handle.lower(): p for p in query}
+        return known
+
+    known = found()
+    missing = [Programmer(handle=lowered[h]) for h in lowered if h not in known]
+    if not missing:
+        return known
+    Programmer.objects.bulk_create(missing, batch_size=500, ignore_conflicts=True)
+    return found()
+
+
+def _problems_registered(slugs: set[str]) -> list[Problem]:
+    existing = set(Problem.objects.filter(slug__in=slugs).values_list("slug", flat=True))
+    Problem.objects.bulk_create(
+        [Problem(slug=s, title=s, published=False) for s in slugs - existing],
+        batch_size=500,
+        ignore_conflicts=True,
+    )
+    return list(Problem.objects.filter(slug__in=slugs))
+
+
+def boards_rebuild_all() -> None:
+    """Rebuild every board from the `solves` log (after a bulk load)."""
+    for board in Board.objects.all():
+        board_rebuild(board=board)

@@ -5,7 +5,6 @@ import datetime as dt
 
 import pytest
 import time_machine
-from bson import ObjectId
 
 from solutions import leaderboard, mongo, selectors, services
 from solutions.models import Board, Problem
@@ -191,7 +190,7 @@ def test_a_solve_logged_before_a_crash_is_counted_once_by_the_repair(mongodb, bo
         logged = moment - dt.timedelta(minutes=10)
         mongodb.solves.insert_one(
             {
-                "_id": ObjectId.from_datetime(logged),
+                "logged_at": logged,
                 "programmer_id": alice.pk,
                 "problem": second.slug,
                 "points": second.points,

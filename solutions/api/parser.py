@@ -15,7 +15,7 @@ from .errors import ApiError
 MAX_BODY_BYTES = 64 * 1024
 
 
-def _refuse_constant(name: str) -> None:
+def refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
@@ -41,7 +41,7 @@ def json_body(request: HttpRequest) -> Any:
     """The request body as JSON: 413 when too big, 400 `malformed_json` when it is not JSON."""
     raw = body_bytes(request)
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+        return json.loads(raw.decode("utf-8"), parse_constant=refuse_constant)
     except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
         raise ApiError(400, "malformed_json", "The body is not valid JSON.") from error
 

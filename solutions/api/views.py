@@ -160,17 +160,20 @@ def solves(request: HttpRequest, solve: SolveRequest) -> HttpResponse:
     (LEADERBOARD_MAX_LATE_DAYS, 30 by default) is 422, and its id stays unused. The body may be
     64 KiB at most."""
 
+    key = f"{request.auth.pk}:{solve.id}"
+
     def record() -> idempotency.Answer:
         counted = services.solve_report(
             handle=solve.programmer,
             problem_slug=solve.problem,
             solved_at=solve.solved_at,
             points=solve.points,
+            request=key,
         )
         return idempotency.Answer(status=201, body={"id": solve.id, "counted": counted})
 
     return idempotent_response(
-        key=f"{request.auth.pk}:{solve.id}",
+        key=key,
         body_hash=body_fingerprint(request),
         work=record,
         rejected_code="solve_rejected",

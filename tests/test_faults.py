@@ -1,0 +1,112 @@
+"""A solve through a storage fault: the request answers 503 storage_unavailable at once, a retry
+of the same id finishes what the first left half done and is told it counted, a second id for the
+same solve finishes it too and is told it did not, and the boards end up exactly as if nothing
+had failed. Pages answer a friendly 503."""
+
+from __future__ import annotations
+
+import datetime as dt
+from unittest import mock
+
+import pytest
+from pymongo.errors import AutoReconnect
+
+from solutions import selectors, services, tokens
+from solutions.leaderboard import store
+from solutions.models import Board
+from tests.conftest import NOW
+
+
+@pytest.fixture
+def judge(db):
+    return tokens.service_token_create(name="judge")[1]
+
+
+def post_solve(client, judge, **body):
+    body = {
+        "id": "s1",
+        "programmer": "alice",
+        "problem": "p1",
+        "solved_at": NOW.isoformat(),
+        **body,
+    }
+    return client.post(
+        "/api/v1/solves",
+        body,
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {judge}",
+    )
+
+
+def fail_once(target: str):
+    """Make `target` raise as a lost connection the first time it is called."""
+    real = getattr(store, target)
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise AutoReconnect("connection to the server was lost")
+        return real(*args, **kwargs)
+
+    return mock.patch.object(store, target, side_effect=flaky)
+
+
+def every_board_lists(handle: str) -> dict[str, int]:
+    """The score each board's first page shows today for a handle (0 when not listed)."""
+    return {
+        board.slug: sum(
+            row.score for row in selectors.board_page(board=board).rows if row.handle == handle
+        )
+        for board in Board.objects.all()
+    }
+
+
+@pytest.mark.parametrize("failing", ["entry_count_solve", "orders_catch_up"])
+def test_a_retry_after_a_fault_counts_the_solve_once_and_says_it_counted(
+    client, mongodb, now, judge, failing
+):
+    with fail_once(failing):
+        first = post_solve(client, judge)
+        assert first.status_code == 503
+        assert first.json()["error"]["code"] == "storage_unavailable"
+        assert first["Retry-After"]
+        retry = post_solve(client, judge)
+    assert retry.status_code == 201
+    assert retry.json() == {"id": "s1", "counted": True}
+    assert every_board_lists("alice") == {slug: 1 for slug in every_board_lists("alice")}
+    # Page 1 of every board lists her exactly once.
+    for board in Board.objects.all():
+        rows = selectors.board_page(board=board).rows
+        assert [row.handle for row in rows] == ["alice"]
+
+
+def test_another_id_for_a_half_done_solve_finishes_it_and_is_told_it_did_not_count(
+    client, mongodb, now, judge
+):
+    with fail_once("orders_catch_up"):
+        assert post_solve(client, judge).status_code == 503
+    other = post_solve(client, judge, id="s2")
+    assert other.json() == {"id": "s2", "counted": False}
+    assert set(every_board_lists("alice").values()) == {1}
+    # The first id's retry is still told that it counted.
+    assert post_solve(client, judge).json() == {"id": "s1", "counted": True}
+
+
+def test_a_half_done_solve_is_finished_by_the_repair_task_with_no_request(
+    client, mongodb, now, judge
+):
+    with fail_once("orders_catch_up"):
+        assert post_solve(client, judge).status_code == 503
+    assert set(every_board_lists("alice").values()) == {0}  # counted, not yet listed
+    now.shift(dt.timedelta(minutes=5))
+    services.solves_repair()  # beat's task, two minutes on
+    assert set(every_board_lists("alice").values()) == {1}
+
+
+def test_a_page_answers_a_friendly_503_when_the_storage_is_out_of_reach(client, mongodb, now):
+    with mock.patch.object(store, "order_page", side_effect=AutoReconnect("lost")):
+        response = client.get("/leaderboard/")
+    assert response.status_code == 503
+    assert response["Retry-After"]
+    assert "Back in a moment" in response.content.decode()
