@@ -297,12 +297,18 @@ class RenderedRows:
         """The rows as `viewer` sees them: their own row is highlighted, so it is rendered
         afresh (from the cached rows: no reads) when they are on the page."""
         if viewer is not None and any(row.programmer_id == viewer.pk for row in self.rows):
-            return _rows_html(self.rows, viewer)
+            return _rows_html(self.rows, self.page, viewer)
         return mark_safe(self.html)  # rendered by our own template, escaped there
 
 
-def _rows_html(rows: list, viewer: Programmer | None = None) -> SafeString:
-    return render_to_string("solutions/_rows.html", {"rows": rows, "me": viewer})
+def _rows_html(
+    rows: list, page: selectors.BoardPage, viewer: Programmer | None = None
+) -> SafeString:
+    """The rows' HTML: the same for every request of a board day (its links carry the day, not
+    the request's query), so it can be cached."""
+    date_query = "" if page.day == services.today() else f"date={page.date}"
+    context = {"rows": rows, "me": viewer, "date_query": date_query, "total": page.total}
+    return render_to_string("solutions/_rows.html", context)
 
 
 def _rows_rendered(board: Board, version: int, day: int, scope: str, page: int) -> RenderedRows:
@@ -315,7 +321,7 @@ def _rows_rendered(board: Board, version: int, day: int, scope: str, page: int) 
     if rendered is None:
         found = selectors.board_page(board=board, day=day, page=page, scope=scope)
         rows = extensions.board_rows_decorate(page=found, rows=found.rows)
-        rendered = RenderedRows(page=found, rows=rows, html=str(_rows_html(rows)))
+        rendered = RenderedRows(page=found, rows=rows, html=str(_rows_html(rows, found)))
         cache.set(key, rendered, ROWS_CACHE_SECONDS)
     return rendered
 
