@@ -101,12 +101,14 @@ def board_rebuild(
     entry with the ids of its solves, streamed); a dry run only reports what would change."""
     report = RebuildReport(board=board_slug)
     collection = store.entries(board_slug)
+    was_empty = collection.estimated_document_count() == 0
     seen: set[int] = set()
     batch: list[dict] = []
 
     def flush() -> None:
         ids = [doc["_id"] for doc in batch]
-        current = {doc["_id"]: comparable(doc) for doc in collection.find({"_id": {"$in": ids}})}
+        found = [] if was_empty else collection.find({"_id": {"$in": ids}})
+        current = {doc["_id"]: comparable(doc) for doc in found}
         changed = [doc for doc in batch if current.get(doc["_id"]) != comparable(doc)]
         report.changed_ids += [doc["_id"] for doc in changed]
         if changed and not dry_run:
@@ -121,74 +123,79 @@ def board_rebuild(
             )
         batch.clear()
 
-    for document, solve_ids in computed:
-        seen.add(document["_id"])
-        # The latest solves' ids, so a late retry of one of them still counts nothing; and what
-        # the orders will hold once `orders_build` has built them from these entries.
-        document["applied"] = sorted(solve_ids)[-store.APPLIED_KEPT :]
-        document["placed"] = store.placement(document)
-        batch.append(document)
-        if len(batch) == BATCH:
+    with tempfile.TemporaryDirectory(prefix="orders-") as scratch:
+        spill = _Spill(board_slug, store.history_from(today), Path(scratch))
+        for document, solve_ids in computed:
+            seen.add(document["_id"])
+            # The latest solves' ids, so a late retry of one of them still counts nothing; and
+            # what the orders hold once they are built from these entries below.
+            document["applied"] = sorted(solve_ids)[-store.APPLIED_KEPT :]
+            document["placed"] = store.placement(document)
+            spill.add(document)
+            batch.append(document)
+            if len(batch) == BATCH:
+                flush()
+        if batch:
             flush()
-    if batch:
-        flush()
-    report.entries = len(seen)
-    report.changed_ids.sort()
-    report.changed = len(report.changed_ids)
-    stale = [doc["_id"] for doc in collection.find({}, {"_id": 1}) if doc["_id"] not in seen]
-    report.removed = len(stale)
-    if dry_run:
-        return report
-    for start in range(0, len(stale), BATCH):
-        collection.delete_many({"_id": {"$in": stale[start : start + BATCH]}})
-    report.orders = orders_build(board_slug, today)
+        report.entries = len(seen)
+        report.changed_ids.sort()
+        report.changed = len(report.changed_ids)
+        stale = [] if was_empty else [d["_id"] for d in collection.find({}, {"_id": 1})]
+        stale = [pid for pid in stale if pid not in seen]
+        report.removed = len(stale)
+        if dry_run:
+            return report
+        for start in range(0, len(stale), BATCH):
+            collection.delete_many({"_id": {"$in": stale[start : start + BATCH]}})
+        report.orders = _orders_build(board_slug, spill.files())
     return report
 
 
-def orders_build(board_slug: str, today: int, placed: bool = True) -> int:
-    """Replace every order of a board with one built from its entries (whose `placed` already
-    says so, unless `placed` is False). Returns how many orders."""
-    oldest = store.history_from(today)
+def _orders_build(board_slug: str, files: dict[str, Path]) -> int:
+    """Replace a board's orders with those of the spilled records: each order sorted on its own
+    and cut into half-full sets, written in batches."""
     store.orders_forget(board_slug)
-    with tempfile.TemporaryDirectory(prefix="orders-") as scratch:
-        files = _records_spilled(board_slug, oldest, Path(scratch))
-        built: dict = {}
-        for order, path in files.items():
-            records = sets.records_of(path.read_bytes())
-            records.sort()
-            built[order] = sets.sets_build(records)
-            if sum(len(rewrite.written) for _m, rewrite in built.values()) >= BATCH:
-                store.orders_write(built)
-                built.clear()
-        store.orders_write(built)
-    if not placed:
-        store.placed_set(board_slug, store.entries_all(board_slug))
+    built: dict = {}
+    for order, path in files.items():
+        records = sets.records_of(path.read_bytes())
+        records.sort()
+        built[order] = sets.sets_build(records)
+        if sum(len(rewrite.written) for _m, rewrite in built.values()) >= BATCH:
+            store.orders_write(built)
+            built.clear()
+    store.orders_write(built)
     store.pending_clear(board_slug)
     return len(files)
 
 
-def _records_spilled(board_slug: str, oldest_day: int, scratch: Path) -> dict[str, Path]:
-    """One pass over the entries, each member record appended to its order's scratch file."""
-    buffers: dict[str, bytearray] = defaultdict(bytearray)
-    files: dict[str, Path] = {}
+class _Spill:
+    """Each entry's member records appended to its orders' scratch files, so memory holds only
+    a little of each order whatever the size of the board."""
 
-    def spill(order: str) -> None:
-        if order not in files:
-            files[order] = scratch / f"{len(files)}.bin"
-        with files[order].open("ab") as file:
-            file.write(buffers.pop(order))
+    def __init__(self, board_slug: str, oldest_day: int, scratch: Path) -> None:
+        self.board_slug, self.oldest_day, self.scratch = board_slug, oldest_day, scratch
+        self.buffers: dict[str, bytearray] = defaultdict(bytearray)
+        self.paths: dict[str, Path] = {}
 
-    for entry in store.entries_all(board_slug):
+    def add(self, entry: dict) -> None:
         scopes = ["", *entry.get("groups", [])]
         for day_key, key in entry.get("keys", {}).items():
-            if key <= 0 or (day_key != maths.ALL_TIME_KEY and int(day_key) < oldest_day):
+            if key <= 0 or (day_key != maths.ALL_TIME_KEY and int(day_key) < self.oldest_day):
                 continue
             record = sets.Member(key, entry["handle"], entry["_id"]).record()
             for scope in scopes:
-                order = store.order_id(board_slug, day_key, scope)
-                buffers[order] += record
-                if len(buffers[order]) >= SPILL_BYTES:
-                    spill(order)
-    for order in list(buffers):
-        spill(order)
-    return files
+                order = store.order_id(self.board_slug, day_key, scope)
+                self.buffers[order] += record
+                if len(self.buffers[order]) >= SPILL_BYTES:
+                    self._write(order)
+
+    def files(self) -> dict[str, Path]:
+        for order in list(self.buffers):
+            self._write(order)
+        return self.paths
+
+    def _write(self, order: str) -> None:
+        if order not in self.paths:
+            self.paths[order] = self.scratch / f"{len(self.paths)}.bin"
+        with self.paths[order].open("ab") as file:
+            file.write(self.buffers.pop(order))

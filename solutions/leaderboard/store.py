@@ -705,18 +705,3 @@ def placement(entry: dict) -> dict:
         "handle": entry.get("handle", ""),
         "groups": entry.get("groups", []),
     }
-
-
-def placed_set(board_slug: str, entries_placed: Iterable[dict]) -> None:
-    """Record that the orders hold these entries as they are (after a rebuild built them)."""
-    operations = [
-        UpdateOne({"_id": entry["_id"]}, {"$set": {"placed": placement(entry)}})
-        for entry in entries_placed
-    ]
-    for start in range(0, len(operations), 1_000):
-        entries(board_slug).bulk_write(operations[start : start + 1_000], ordered=False)
-
-
-def entries_all(board_slug: str) -> Iterator[dict]:
-    """Every entry's handle, groups and keys (rebuild-time: it reads the whole board)."""
-    yield from entries(board_slug).find({}, {"handle": 1, "groups": 1, "keys": 1})
