@@ -24,7 +24,6 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from activity import mongo as activity_mongo
 from activity import selectors as activity_selectors
 from activity import services as activity_services
 from competitions import services as competition_services
@@ -115,8 +114,7 @@ def demo_wipe() -> None:
         User.objects.filter(programmer__isnull=False).delete()
         User.objects.filter(username=DEMO_USERNAME).delete()
         Programmer.objects.all().delete()
-    mongo.ensure_indexes(list(Board.objects.values_list("slug", flat=True)))
-    activity_mongo.ensure_indexes()
+    mongo.indexes_ensure()  # every app's indexes again, on the emptied database
 
 
 # --- the parts -------------------------------------------------------------------------------
