@@ -24,6 +24,7 @@ from . import maths, sets, store
 
 BATCH = 1_000
 SPILL_BYTES = 1 << 20  # buffer this much of an order's records before appending to its file
+WRITE_BYTES = 8 << 20  # sets written per command: well under a server's 48 MB message
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,10 @@ def _orders_build(board_slug: str, files: dict[str, Path]) -> int:
         records = sets.records_of(path.read_bytes())
         records.sort()
         built[order] = sets.sets_build(records)
-        if sum(len(rewrite.written) for _m, rewrite in built.values()) >= BATCH:
+        if (
+            sum(len(blob) for _m, r in built.values() for _v, blob in r.written.values())
+            > WRITE_BYTES
+        ):
             store.orders_write(built)
             built.clear()
     store.orders_write(built)

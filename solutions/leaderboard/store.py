@@ -685,8 +685,8 @@ def orders_write(built: dict[str, tuple[sets.Manifest, sets.Rewrite]]) -> None:
             if s not in manifest.inline
         ]
         manifest_writes.append(InsertOne({"_id": order, **manifest_document(manifest)}))
-    for start in range(0, len(set_writes), 1_000):
-        order_sets().bulk_write(set_writes[start : start + 1_000], ordered=False)
+    for start in range(0, len(set_writes), 100):  # sets of up to 80 KB: 8 MB a command
+        order_sets().bulk_write(set_writes[start : start + 100], ordered=False)
     for start in range(0, len(manifest_writes), 1_000):
         orders().bulk_write(manifest_writes[start : start + 1_000], ordered=False)
 
