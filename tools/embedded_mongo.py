@@ -3,7 +3,8 @@ everybody who needs it: ``make run`` (the Procfile's ``mongo`` line), the tests'
 ``manage.py bench``.
 
 SecantusDB is GPL-2.0, so it only ever runs as its own process: this module starts the
-``secantusd-py`` program and talks to it over the wire; nothing imports SecantusDB, and the site's
+``secantusd-py`` program (or, with expiry off, SecantusDB's command line in a process of its own)
+and talks to it over the wire; nothing here imports SecantusDB, and the site's
 runtime code does not import this module.
 
 From the command line (the Procfile uses it)::
@@ -60,6 +61,17 @@ def answers(uri: str, timeout_ms: int = 500) -> bool:
     return True
 
 
+# SecantusDB 0.7's command line accepts `ttl_sweep_seconds` in its config file but never hands it
+# to the server, so the sweeper always runs. Without expiry the server is started through this
+# launcher instead: still its own process, its own command line, with the sweeper off.
+NO_SWEEP_LAUNCHER = (
+    "import sys, secantus.cli as cli; "
+    "original = cli.SecantusDBServer; "
+    "cli.SecantusDBServer = lambda *a, **k: original(*a, **k, ttl_sweep_seconds=0); "
+    "sys.exit(cli.main(sys.argv[1:]))"
+)
+
+
 def server_program() -> str:
     """The `secantusd-py` program: on PATH, or beside this Python (an unactivated venv)."""
     found = shutil.which("secantusd-py") or str(Path(sys.executable).with_name("secantusd-py"))
@@ -103,8 +115,9 @@ class EmbeddedServer:
             raise RuntimeError(f"something already answers on port {self.port}")
         self._config = self._write_config(expire=expire)
         self._log = tempfile.TemporaryFile() if quiet else None
+        program = [server_program()] if expire else [sys.executable, "-c", NO_SWEEP_LAUNCHER]
         self.process = subprocess.Popen(
-            [server_program(), "--config", self._config]
+            [*program, "--config", self._config]
             + ["--host", "127.0.0.1", "--port", str(self.port)]
             + ["--storage-path", storage, "--log-level", "WARNING"],
             # Quiet: into a file (a pipe nobody reads would fill up and block the server).
