@@ -12,7 +12,7 @@ once; with `--redis URL` it runs the same reads and forward-dated solves on Redi
 beside it, so the ratio shows.
 
 The server is ``--uri``, else MONGODB_URI when it answers; otherwise a throwaway embedded server
-(SecantusDB's ``secantusd-py``, in memory) is started for the run.
+(SecantusDB's ``secantusd-py``, its data in a scratch directory) is started for the run.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -85,13 +86,16 @@ def mongodb_server(uri: str | None) -> Iterator[str]:
     if embedded_mongo.answers(settings.MONGODB_URI, timeout_ms=1500):
         yield settings.MONGODB_URI
         return
-    try:
-        server = embedded_mongo.EmbeddedServer()
-    except RuntimeError as error:
-        message = f"No MongoDB answers and the embedded one did not start: {error}"
-        raise CommandError(message) from error
-    with server:
-        yield server.uri
+    # On disk, in a scratch directory: the in-memory storage is capped by the server's cache and
+    # fails with InternalError somewhere past ten thousand programmers.
+    with tempfile.TemporaryDirectory(prefix="bench-mongo-") as storage:
+        try:
+            server = embedded_mongo.EmbeddedServer(storage=storage)
+        except RuntimeError as error:
+            message = f"No MongoDB answers and the embedded one did not start: {error}"
+            raise CommandError(message) from error
+        with server:
+            yield server.uri
 
 
 @contextlib.contextmanager
