@@ -110,7 +110,7 @@ def cell_json(cell: Cell | None) -> dict:
         "attempts": cell.attempts,
         "solved_minute": cell.solved_minute,
         "first": cell.first,
-        "pending": getattr(cell, "pending", 0),
+        "pending": cell.pending,
     }
 
 

@@ -47,32 +47,6 @@ class StandingsView:
         """Each row with its cells in column order (None where nothing was tried), for tables."""
         return [(row, [row.cells.get(column.slug) for column in self.columns]) for row in self.rows]
 
-    def to_dict(self) -> dict:
-        """The API shape."""
-        return {
-            "competition": self.competition.slug,
-            "frozen": self.frozen,
-            "final": self.final,
-            "rows": [
-                {
-                    "rank": row.rank,
-                    "handle": row.handle,
-                    "solved": row.solved,
-                    "penalty": row.penalty,
-                    "problems": {
-                        column.slug: _cell_json(cell)
-                        for column, cell in zip(self.columns, cells, strict=True)
-                    },
-                }
-                for row, cells in self.lines
-            ],
-        }
-
-
-def _cell_json(cell: standings.Cell | None) -> dict:
-    cell = cell or standings.Cell()
-    return {"attempts": cell.attempts, "solved_minute": cell.solved_minute}
-
 
 def competitions_by_status(*, now: dt.datetime | None = None) -> dict[str, list[Competition]]:
     """Running (ending soonest first), upcoming (soonest first) and past (latest first)."""

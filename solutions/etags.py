@@ -93,12 +93,7 @@ def _board_etag(request: HttpRequest, slug: str | None, fragment: bool) -> str |
             request=request, page="board", fragment=fragment, subject=board
         ),
     ]
-    if not fragment:
-        page = _page(request)
-        if page is None:
-            return None
-        parts.append(page)
-    return live.etag(*parts)
+    return _etag(request, parts, fragment)
 
 
 def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> str | None:
@@ -126,6 +121,12 @@ def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> s
     if not programmer.on_boards:
         # Their solves leave the boards (and so the versions) alone but still list here.
         parts.append(mongo.solves().count_documents({"programmer_id": programmer.pk}))
+    return _etag(request, parts, fragment)
+
+
+def _etag(request: HttpRequest, parts: list, fragment: bool) -> str | None:
+    """The ETag of these parts; a whole page also hashes what it shows around its live part
+    (None: never answer it with a 304)."""
     if not fragment:
         page = _page(request)
         if page is None:

@@ -8,17 +8,16 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
-from django.core.validators import RegexValidator
 from django.templatetags.static import static
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django_countries import countries
 
 from . import leaderboard, selectors, services
-from .models import Board, Programmer, handle_validator
+from .models import Board, Programmer
+from .rules import ORGANIZATION_MAX_LENGTH, Scope, country_validator, handle_validator
 
 MAX_ANSWER_LENGTH = 1000
-country_validator = RegexValidator(r"^[A-Za-z]{2}$", "Use a two-letter country code, e.g. BD.")
 
 
 class FlagSelect(forms.Select):
@@ -122,7 +121,7 @@ class BoardQueryForm(forms.Form):
     page = forms.IntegerField(required=False, min_value=1, max_value=1_000_000)
     q = forms.CharField(required=False, max_length=32, validators=[handle_validator])
     country = forms.CharField(required=False, max_length=2, validators=[country_validator])
-    org = forms.CharField(required=False, max_length=100)
+    org = forms.CharField(required=False, max_length=ORGANIZATION_MAX_LENGTH)
     find = forms.CharField(required=False, max_length=10)
 
     def __init__(self, *args, board: Board, **kwargs) -> None:
@@ -164,18 +163,16 @@ class BoardQueryForm(forms.Form):
         return services.today() if date is None else leaderboard.date_to_day(date)
 
     @property
+    def _scope(self) -> Scope:
+        return Scope.of(
+            country=self.cleaned_data.get("country", ""), org=self.cleaned_data.get("org", "")
+        )
+
+    @property
     def scope(self) -> str:
-        if self.cleaned_data.get("country"):
-            return f"country:{self.cleaned_data['country']}"
-        if self.cleaned_data.get("org"):
-            return f"org:{self.cleaned_data['org']}"
-        return ""
+        return str(self._scope)
 
     @property
     def scope_label(self) -> str:
         """The group in words, for the page."""
-        if self.cleaned_data.get("country"):
-            return f"country {self.cleaned_data['country']}"
-        if self.cleaned_data.get("org"):
-            return f"organization {self.cleaned_data['org']}"
-        return ""
+        return self._scope.label

@@ -29,10 +29,6 @@ handle_validator = RegexValidator(
 PROBLEM_SLUG_MAX_LENGTH = 64
 SLUG_CHARACTERS = "[-a-zA-Z0-9_]"  # exactly Django's SlugField alphabet
 PROBLEM_SLUG_PATTERN = rf"^{SLUG_CHARACTERS}{{1,{PROBLEM_SLUG_MAX_LENGTH}}}$"
-problem_slug_validator = RegexValidator(
-    rf"\A{SLUG_CHARACTERS}{{1,{PROBLEM_SLUG_MAX_LENGTH}}}\Z",
-    "Use 1 to 64 letters, digits, underscores or hyphens.",
-)
 
 COUNTRY_PATTERN = "^[A-Za-z]{2}$"
 country_validator = RegexValidator(r"\A[A-Za-z]{2}\Z", "Use a two-letter country code, e.g. BD.")

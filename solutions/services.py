@@ -359,17 +359,9 @@ def solves_import(*, solves: Iterable[tuple[Programmer, Problem, dt.datetime]]) 
                 "applied": True,
             }
         )
-    if not documents:
-        return 0
-    try:
-        inserted = len(mongo.solves().insert_many(documents, ordered=False).inserted_ids)
-    except BulkWriteError as error:
-        if any(e["code"] != DUPLICATE_KEY for e in error.details["writeErrors"]):
-            raise
-        inserted = error.details["nInserted"]
+    inserted = len(_inserted(mongo.solves(), documents))
     if inserted:
-        for board in Board.objects.all():
-            board_rebuild(board=board)
+        boards_rebuild_all()
     return inserted
 
 
@@ -415,9 +407,9 @@ def solves_import_batch(*, solves: list[ImportedSolve]) -> ImportReport:
                 "logged_at": timezone.now(),
             }
         )
-    inserted = _insert_new(mongo.solves(), documents)
-    for solve, document in zip(fresh, documents, strict=True):
-        answers[solve.key] = document["request"] in inserted
+    inserted = _inserted(mongo.solves(), documents)
+    for index, solve in enumerate(fresh):
+        answers[solve.key] = index in inserted
     report.imported = sum(answers.values())
     report.present += len(answers) - report.imported
     if answers:
@@ -441,18 +433,17 @@ def solves_import_batch(*, solves: list[ImportedSolve]) -> ImportReport:
     return report
 
 
-def _insert_new(collection, documents: list[dict]) -> set[str]:
-    """Insert documents, skipping duplicates of a unique key. Returns the new ones' `request`."""
+def _inserted(collection, documents: list[dict]) -> set[int]:
+    """Insert documents, skipping those a unique key refuses. Returns the indexes of new ones."""
     if not documents:
         return set()
     try:
         collection.insert_many(documents, ordered=False)
-        return {d["request"] for d in documents}
     except BulkWriteError as error:
         if any(e["code"] != DUPLICATE_KEY for e in error.details["writeErrors"]):
             raise
-        failed = {e["index"] for e in error.details["writeErrors"]}
-        return {d["request"] for i, d in enumerate(documents) if i not in failed}
+        return set(range(len(documents))) - {e["index"] for e in error.details["writeErrors"]}
+    return set(range(len(documents)))
 
 
 def _import_claims(solves: list[ImportedSolve], report: ImportReport) -> list[ImportedSolve]:
@@ -463,14 +454,7 @@ def _import_claims(solves: list[ImportedSolve], report: ImportReport) -> list[Im
         {"_id": s.key, "body_hash": s.body_hash, "state": "pending", "claimed_at": now}
         for s in solves
     ]
-    taken: set[int] = set()
-    if claims:
-        try:
-            mongo.requests().insert_many(claims, ordered=False)
-        except BulkWriteError as error:
-            if any(e["code"] != DUPLICATE_KEY for e in error.details["writeErrors"]):
-                raise
-            taken = {e["index"] for e in error.details["writeErrors"]}
+    taken = set(range(len(claims))) - _inserted(mongo.requests(), claims)
     if taken:
         seen = {
             doc["_id"]: doc["body_hash"]

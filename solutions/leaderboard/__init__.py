@@ -10,14 +10,3 @@ The maths are re-exported here, so callers write `leaderboard.Window` and `leade
 """
 
 from .maths import *  # noqa: F403
-from .maths import (  # noqa: F401  (named for readers and linters)
-    ALL_TIME,
-    ALL_TIME_KEY,
-    MONTH,
-    ROLLING,
-    WEEK,
-    Window,
-    date_to_day,
-    day_to_date,
-    epoch_day,
-)
