@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from pymongo import ASCENDING
 
-from solutions import mongo
+from solutions import mongo, rules
 from solutions.models import Programmer
 
 from . import standings
@@ -81,8 +81,9 @@ def competition_submit_refusal(
         return "Answers are taken only while the competition runs."
     if programmer is None:
         return "Log in as a programmer to take part."
-    if programmer.banned:
-        return "Banned programmers cannot submit."
+    refusal = rules.submission_refusal(programmer=programmer)
+    if refusal:
+        return refusal
     if competition.registration_required and not competition_is_registered(
         competition=competition, programmer=programmer
     ):

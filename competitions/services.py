@@ -12,16 +12,15 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from solutions import mongo
+from solutions import rules
 from solutions import services as solution_services
 from solutions.models import Problem, Programmer
 
 from . import selectors
 from .models import Competition, CompetitionProblem, Registration
 
-
-class SubmissionRefused(ValueError):
-    """An attempt the competition does not take (not running, not registered, banned...)."""
+# The site's refusals and the competition's own (not running, not registered) are one kind.
+SubmissionRefused = solution_services.SubmissionRefused
 
 
 def letter_for(position: int) -> str:
@@ -114,7 +113,7 @@ def competition_submit(
         raise SubmissionRefused(refusal)
     if not competition.links.filter(problem=problem).exists():
         raise SubmissionRefused("That problem is not part of this competition.")
-    return solution_services.submission_create(
+    return solution_services.answer_submit(
         programmer=programmer, problem=problem, answer=answer, competitions=[competition.slug]
     )
 
@@ -160,29 +159,16 @@ def judge_submission_report(
             problem=problem, programmer=programmer, moment=submitted_at
         ).values_list("slug", flat=True)
     )
-    submission_id = f"judge:{key}"
-    mongo.submissions().update_one(
-        {"_id": submission_id},
-        {
-            "$setOnInsert": {
-                "programmer_id": programmer.pk,
-                "handle": programmer.handle,
-                "problem": problem.slug,
-                "verdict": "accepted" if accepted else "rejected",
-                "submitted_at": submitted_at,
-                "counted": False,
-                "competitions": slugs,
-                "source": "judge",
-            }
-        },
-        upsert=True,
+    verdict = solution_services.submission_record(
+        programmer=programmer,
+        problem=problem,
+        accepted=accepted,
+        submitted_at=submitted_at,
+        competitions=slugs,
+        key=f"judge:{key}",
+        source=rules.JUDGE,
     )
-    counted = accepted and solution_services.solve_record(
-        programmer=programmer, problem=problem, solved_at=submitted_at, request=submission_id
-    )
-    if counted:
-        mongo.submissions().update_one({"_id": submission_id}, {"$set": {"counted": True}})
-    return JudgeResult(counted=counted, competitions=slugs)
+    return JudgeResult(counted=verdict.counted, competitions=slugs)
 
 
 def competition_archive(*, competition: Competition) -> bool:

@@ -65,10 +65,12 @@ def competition_submit(request: HttpRequest, slug: str, letter: str) -> HttpResp
                 answer=form.cleaned_data["answer"],
             )
         except services.SubmissionRefused as refusal:
+            # A refused answer is a 400 like a bad one; the form may be gone from the page (the
+            # competition ended, the programmer was banned), so the reason is a message.
             messages.error(request, str(refusal))
         else:
             _say_verdict(request, link.letter, verdict)
-        return redirect(f"{competition.get_absolute_url()}#problem-{link.letter}")
+            return redirect(f"{competition.get_absolute_url()}#problem-{link.letter}")
     context = _detail_context(request, competition, bound={link.letter: form})
     return render(request, "competitions/detail.html", context, status=400)
 

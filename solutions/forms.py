@@ -109,8 +109,6 @@ class AnswerForm(forms.Form):
             raise forms.ValidationError(
                 "Your account has no programmer handle, so it cannot answer problems."
             )
-        if self.programmer.banned:
-            raise forms.ValidationError("Your account is banned from submitting answers.")
         return super().clean()
 
 

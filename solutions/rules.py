@@ -8,6 +8,9 @@ import them from here, so a handle the admin accepts is a handle a judge may rep
 - A **scope** is the group a board is filtered to: everybody, a country (ISO 3166 alpha-2, upper
   case) or an organization (trimmed). Its string form (``country:BD``, ``org:BUET``) is how
   entries and rank data name the group; it is only ever a MongoDB *value*, never a field name.
+- **Who may submit**: a banned programmer cannot send answers on the site. A judge's report is a
+  fact about something that already happened, so it is kept even for a banned or hidden
+  programmer; their attempts stay off the boards and standings until staff restore them.
 """
 
 from __future__ import annotations
@@ -77,3 +80,14 @@ class Scope:
 
 
 EVERYBODY = Scope()
+
+
+SITE = "site"  # an answer sent from a page
+JUDGE = "judge"  # a verdict an external judge reports through the API
+
+
+def submission_refusal(*, programmer, source: str = SITE) -> str | None:
+    """Why an attempt of `programmer` from `source` is not taken, or None when it is."""
+    if source == SITE and programmer.banned:
+        return "Your account is banned from submitting answers."
+    return None

@@ -17,7 +17,7 @@ from django.utils import timezone
 from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from . import leaderboard, mongo
+from . import leaderboard, mongo, rules
 from .leaderboard import rebuild, store
 from .live import boards_touch
 from .models import Board, Problem, Programmer, handle_validator
@@ -28,6 +28,10 @@ CLOCK_SKEW = dt.timedelta(minutes=5)
 
 class SolveRejected(ValueError):
     """A solve whose time the boards cannot take (in the future, or too late)."""
+
+
+class SubmissionRefused(ValueError):
+    """An attempt the site does not take (a banned programmer; competitions add their own)."""
 
 
 def today() -> int:
@@ -88,31 +92,75 @@ class Verdict:
     counted: bool
 
 
-def submission_create(
-    *, programmer: Programmer, problem: Problem, answer: str, competitions: Iterable[str] = ()
+def submission_record(
+    *,
+    programmer: Programmer,
+    problem: Problem,
+    accepted: bool,
+    submitted_at: dt.datetime | None = None,
+    answer: str | None = None,
+    competitions: Iterable[str] = (),
+    key: str | None = None,
+    source: str = rules.SITE,
 ) -> Verdict:
-    """Judge an answer from the form, record the attempt, and count a first right answer.
+    """Record one attempt (from the answer form, a competition page or a judge) and count a
+    first accepted one as a solve on every board.
 
-    `competitions`: the slugs of the competitions whose standings this attempt counts in.
+    `competitions`: the slugs of the competitions whose standings the attempt counts in.
+    `key`: a judge's idempotency key, used as the attempt's id, so a retry after a fault records
+    nothing twice and is told whether its solve counted. `source`: `rules.SITE` or `rules.JUDGE`.
+
+    Every attempt passes here, so the refusals are checked here, before anything is written:
+    who may submit (`rules.submission_refusal`: SubmissionRefused) and a time the boards cannot
+    take (SolveRejected). A hidden programmer's attempts are recorded and kept off the boards by
+    `solve_apply`. A competition's own window is checked by `competitions` before it calls this.
     """
-    now = timezone.now()
-    accepted = problem.accepts(answer)
+    refusal = rules.submission_refusal(programmer=programmer, source=source)
+    if refusal:
+        raise SubmissionRefused(refusal)
+    submitted_at = submitted_at or timezone.now()
+    solve_check_time(submitted_at)
     submission = {
         "programmer_id": programmer.pk,
         "handle": programmer.handle,
         "problem": problem.slug,
-        "answer": answer,
         "verdict": "accepted" if accepted else "rejected",
-        "submitted_at": now,
+        "submitted_at": submitted_at,
         "counted": False,
+        "competitions": list(competitions),
     }
-    if competitions:
-        submission["competitions"] = list(competitions)
-    submission_id = mongo.submissions().insert_one(submission).inserted_id
-    counted = accepted and solve_record(programmer=programmer, problem=problem, solved_at=now)
+    if answer is not None:
+        submission["answer"] = answer
+    if source != rules.SITE:
+        submission["source"] = source
+    submission_id = _submission_insert(submission, key)
+    counted = accepted and solve_record(
+        programmer=programmer, problem=problem, solved_at=submitted_at, request=key
+    )
     if counted:
         mongo.submissions().update_one({"_id": submission_id}, {"$set": {"counted": True}})
     return Verdict(accepted=accepted, counted=counted)
+
+
+def answer_submit(
+    *, programmer: Programmer, problem: Problem, answer: str, competitions: Iterable[str] = ()
+) -> Verdict:
+    """Judge an answer sent from a page (the answer form, a competition's problem) and record it."""
+    return submission_record(
+        programmer=programmer,
+        problem=problem,
+        accepted=problem.accepts(answer),
+        answer=answer,
+        competitions=competitions,
+    )
+
+
+def _submission_insert(submission: dict, key: str | None):
+    """Insert the attempt and return its id; with a `key`, only the first time that key comes."""
+    if key is None:
+        return mongo.submissions().insert_one(submission).inserted_id
+    mongo.submissions().update_one({"_id": key}, {"$setOnInsert": submission}, upsert=True)
+    return key
 
 
 def solve_check_future(solved_at: dt.datetime, now: dt.datetime | None = None) -> None:

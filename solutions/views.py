@@ -82,11 +82,15 @@ def problem(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect_to_login(request.get_full_path())
     form = AnswerForm(request.POST if request.method == "POST" else None, programmer=programmer)
     if form.is_valid():
-        verdict = services.submission_create(
-            programmer=programmer, problem=problem, answer=form.cleaned_data["answer"]
-        )
-        _say_verdict(request, verdict)
-        return redirect("problem", slug=problem.slug)
+        try:
+            verdict = services.answer_submit(
+                programmer=programmer, problem=problem, answer=form.cleaned_data["answer"]
+            )
+        except services.SubmissionRefused as refusal:
+            form.add_error(None, str(refusal))
+        else:
+            _say_verdict(request, verdict)
+            return redirect("problem", slug=problem.slug)
     context = {
         "problem": problem,
         "form": form,

@@ -106,3 +106,42 @@ def test_no_module_of_solutions_imports_competitions_or_activity(module):
         }
     )
     assert not offending, "solutions must not depend on the apps above it:\n" + "\n".join(offending)
+
+
+WRITES = ("insert", "update", "replace", "bulk_write", "find_one_and", "delete")
+
+
+def site_modules() -> list[Path]:
+    return sorted(
+        path
+        for app in ("solutions", "competitions", "activity", "demo", "leaderboard_site")
+        for path in (ROOT / app).rglob("*.py")
+        if "migrations" not in path.parts
+    )
+
+
+def submission_writers(path: Path) -> list[str]:
+    """`module:function` of every write on `mongo.submissions()` in the file."""
+    found = []
+    for function in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        for node in ast.walk(function):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith(WRITES)
+                and isinstance(node.value, ast.Call)
+                and getattr(node.value.func, "attr", "") == "submissions"
+            ):
+                found.append(f"{path.relative_to(ROOT)}:{function.name}")
+    return found
+
+
+def test_attempts_are_written_by_one_service():
+    """The submission document has one writer, `services.submission_record` (through its insert
+    helper), so the refusals checked there cannot be skipped by another way in."""
+    writers = {writer for path in site_modules() for writer in submission_writers(path)}
+    assert writers == {
+        "solutions/services.py:submission_record",
+        "solutions/services.py:_submission_insert",
+    }
