@@ -6,9 +6,15 @@ class SolutionsConfig(AppConfig):
     verbose_name = "Problems and leaderboards"
 
     def ready(self) -> None:
-        from . import mongo
+        from django.db.models.signals import post_delete, post_save
+
+        from . import mongo, selectors
         from .leaderboard import store
+        from .models import Board
 
         mongo.indexes_declare(mongo.fixed_indexes)
         # The boards' entries: listed from SQL, so applied by the command, not at first use.
         mongo.indexes_declare(store.board_indexes, at_first_use=False)
+        # Pages keep the visible boards in the cache; an edit in the admin drops them.
+        post_save.connect(selectors.boards_forget, sender=Board)
+        post_delete.connect(selectors.boards_forget, sender=Board)

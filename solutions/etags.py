@@ -8,7 +8,10 @@ the header (the CSRF secret in its forms) and the board tabs, and whatever the a
 While a message waits to be shown a page gets no ETag, so it is never answered with a stale 304.
 
 A poll with nothing new is the site's most frequent request, so the ETag reads as little as it
-can, and remembers on the request what it read (the board, its version) for the view to reuse.
+can: the visible boards and the board's version come from Django's cache (see
+`selectors.boards_visible_cached` and `live.board_version_cached`), so an anonymous poll touches
+neither SQL nor MongoDB; and it remembers on the request what it read (the board, its version)
+for the view to reuse.
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ def request_memo(request: HttpRequest, key: tuple, compute: Callable[[], T]) -> 
 
 def boards_of(request: HttpRequest) -> list[Board]:
     """The visible boards, read once per request: the page's board, its tabs and the ETag's
-    fingerprint of the tabs all come from this one query."""
-    return request_memo(request, ("boards",), lambda: list(selectors.boards_visible()))
+    fingerprint of the tabs all come from this one read."""
+    return request_memo(request, ("boards",), selectors.boards_visible_cached)
 
 
 def board_of(request: HttpRequest, slug: str | None) -> Board | None:
@@ -50,7 +53,7 @@ def board_of(request: HttpRequest, slug: str | None) -> Board | None:
 
 
 def board_version_of(request: HttpRequest, slug: str) -> int:
-    return request_memo(request, ("version", slug), lambda: live.board_version(slug))
+    return request_memo(request, ("version", slug), lambda: live.board_version_cached(slug))
 
 
 def _viewer(request: HttpRequest) -> int:

@@ -5,6 +5,9 @@ bumps that board's counter: one document per board in ``board_versions``, ``{_id
 v: n}``, so boards written at once do not contend for one document. A live page's ETag hashes the
 counter with everything else the page depends on (the day, the page, the filters, the viewer),
 so a poll answers 304 until a solve lands, then 200 with the new rows and a new ETag.
+
+Pages read the counters through Django's cache (`board_version_cached`), so a burst of polls
+costs one MongoDB read a second rather than one each.
 """
 
 from __future__ import annotations
@@ -12,25 +15,50 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
+from django.core.cache import cache
 from pymongo import UpdateOne
 
 from . import mongo
 from .models import Board
+
+# How long a page may use a counter read from Django's cache. A touch drops the cached counters,
+# so on a shared cache (Redis in production) every process sees a change at once. A process with
+# a cache of its own (no REDIS_URL), or one that read the counter just before the touch, may keep
+# the old version for up to this long: its live pages show a solve within a second, at worst one
+# poll later. (Django's Redis cache counts whole seconds.)
+CACHED_VERSION_SECONDS = 1
 
 
 def boards_touch(slugs: Iterable[str] | None = None) -> None:
     """Record that these boards changed (every board when `slugs` is None)."""
     if slugs is None:
         slugs = Board.objects.values_list("slug", flat=True)
+    slugs = list(slugs)
     operations = [UpdateOne({"_id": slug}, {"$inc": {"v": 1}}, upsert=True) for slug in slugs]
     if operations:
         mongo.board_versions().bulk_write(operations, ordered=False)
+        cache.delete_many([_cache_key(slug) for slug in slugs])
 
 
 def board_version(slug: str) -> int:
     """How many times the board has changed (one `_id` read)."""
     document = mongo.board_versions().find_one({"_id": slug}) or {}
     return document.get("v", 0)
+
+
+def board_version_cached(slug: str) -> int:
+    """The board's version as pages use it: from Django's cache, read from MongoDB at most once
+    every `CACHED_VERSION_SECONDS` (and again at once after a touch)."""
+    key = _cache_key(slug)
+    version = cache.get(key)
+    if version is None:
+        version = board_version(slug)
+        cache.set(key, version, CACHED_VERSION_SECONDS)
+    return version
+
+
+def _cache_key(slug: str) -> str:
+    return f"board-version:{slug}"
 
 
 def board_versions(slugs: Iterable[str]) -> dict[str, int]:

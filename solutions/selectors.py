@@ -6,6 +6,8 @@ import datetime as dt
 import math
 from dataclasses import dataclass, field
 
+from django.core.cache import cache
+from django.db import transaction
 from django.db.models import QuerySet
 from pymongo import DESCENDING
 
@@ -15,6 +17,11 @@ from .models import Board, Problem, Programmer
 from .services import today
 
 PAGE_SIZE = 25
+# Every page lists the visible boards (its tabs, its ETag), which change only when staff edit a
+# board: they are kept in Django's cache, dropped on every save of a board. A process with a
+# cache of its own (no REDIS_URL) sees another process's edit within this long.
+BOARDS_CACHE_KEY = "boards-visible"
+BOARDS_CACHE_SECONDS = 10
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,22 @@ class Standing:
 
 def boards_visible() -> QuerySet[Board]:
     return Board.objects.filter(visible=True)
+
+
+def boards_visible_cached() -> list[Board]:
+    """The visible boards, from Django's cache (see `BOARDS_CACHE_SECONDS`)."""
+    boards = cache.get(BOARDS_CACHE_KEY)
+    if boards is None:
+        boards = list(boards_visible())
+        cache.set(BOARDS_CACHE_KEY, boards, BOARDS_CACHE_SECONDS)
+    return boards
+
+
+def boards_forget(**_signal: object) -> None:
+    """Drop the cached boards (on every save or delete of a board): now, for this request, and
+    again once the edit is committed, so no other process keeps what it read just before."""
+    cache.delete(BOARDS_CACHE_KEY)
+    transaction.on_commit(lambda: cache.delete(BOARDS_CACHE_KEY))
 
 
 def board_default() -> Board | None:

@@ -108,7 +108,7 @@ def submissions(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
-@cache_control(private=True, no_cache=True)  # always revalidate: a 304 costs one small read
+@cache_control(private=True, no_cache=True)  # always revalidate: a 304 is cheap (see etags)
 @condition(etag_func=etags.board_etag)
 def board(request: HttpRequest, slug: str | None = None, fragment: bool = False) -> HttpResponse:
     """A board page, or (`fragment`) just its live part, which the page's script polls."""

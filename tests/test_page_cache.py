@@ -1,6 +1,8 @@
 """Fast board pages: a board's rows are read and rendered once per board version (and day,
-scope and page) and served from the cache; a visitor's whole page once per ETag. What each
-viewer sees stays theirs: their own row highlighted, nobody else's."""
+scope and page) and served from the cache; a visitor's whole page once per ETag; the boards and
+their versions come from the cache too, so a poll with nothing new reads nothing. What each
+viewer sees stays theirs: their own row highlighted, nobody else's; and a solve or an edit of a
+board shows at once."""
 
 from __future__ import annotations
 
@@ -8,12 +10,14 @@ import datetime as dt
 
 import pytest
 from django.test import Client
+from pymongo import MongoClient, monitoring
 
-from solutions import selectors, services
+from solutions import live, mongo, selectors, services
 from tests.conftest import NOW
 from tests.test_pages import rows
 
 BOARD = "/leaderboard/last-7-days/"
+BOARD_LIVE = "/leaderboard/last-7-days/live/"
 
 
 def solve(programmer, problem, at: dt.datetime = NOW) -> None:
@@ -24,6 +28,30 @@ def signed_in(programmer) -> Client:
     client = Client()
     client.force_login(programmer.user)
     return client
+
+
+class CommandNames(monitoring.CommandListener):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        self.names.append(event.command_name)
+
+    def succeeded(self, event) -> None:
+        pass
+
+    def failed(self, event) -> None:
+        pass
+
+
+@pytest.fixture
+def mongo_commands(mongodb, embedded_server):
+    """The names of the MongoDB commands the site sends (pymongo's command monitoring)."""
+    listener = CommandNames()
+    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[listener])
+    mongo.set_client(client)
+    yield listener.names
+    client.close()
 
 
 @pytest.fixture
@@ -86,3 +114,66 @@ def test_a_visitors_page_is_rendered_once_per_etag(mongodb, now, boards, problem
     solve(bob, problems[0])
     changed = Client().get(BOARD)
     assert changed["ETag"] != first["ETag"] and ">bob</a>" in changed.text
+
+
+def test_a_burst_of_polls_with_nothing_new_costs_at_most_one_mongodb_read(
+    mongodb, now, boards, problems, alice, mongo_commands, django_assert_num_queries
+):
+    solve(alice, problems[0])
+    visitor = Client()
+    etag = visitor.get(BOARD_LIVE)["ETag"]
+    mongo_commands.clear()
+    with django_assert_num_queries(0):
+        for _ in range(10):
+            assert visitor.get(BOARD_LIVE, headers={"if-none-match": etag}).status_code == 304
+    assert mongo_commands == []  # the version read by the first request is still fresh
+    now.shift(live.CACHED_VERSION_SECONDS)
+    for _ in range(10):
+        assert visitor.get(BOARD_LIVE, headers={"if-none-match": etag}).status_code == 304
+    assert mongo_commands == ["find"]  # read again once, for every poll of that second
+
+
+def test_a_solve_shows_at_once_on_the_page_and_its_fragment(
+    mongodb, now, boards, problems, alice, bob
+):
+    solve(alice, problems[0], NOW - dt.timedelta(hours=1))
+    visitor, programmer = Client(), signed_in(bob)
+    etags = {}
+    for client in (visitor, programmer):
+        etags[client] = client.get(BOARD_LIVE)["ETag"]
+        assert client.get(BOARD_LIVE, headers={"if-none-match": etags[client]}).status_code == 304
+        assert [row[1] for row in rows(client.get(BOARD))] == ["Alice"]
+    solve(bob, problems[0])
+    for client in (visitor, programmer):
+        fragment = client.get(BOARD_LIVE, headers={"if-none-match": etags[client]})
+        assert fragment.status_code == 200 and fragment["ETag"] != etags[client]
+        assert [row[1] for row in rows(fragment)] == ["Alice", "bob"]
+    assert rows(visitor.get(BOARD)) == [(1, "Alice", 1, False), (1, "bob", 1, False)]
+    assert rows(programmer.get(BOARD)) == [(1, "Alice", 1, False), (1, "bob", 1, True)]
+
+
+def test_a_solve_another_process_counted_shows_within_a_second(
+    mongodb, now, boards, problems, alice
+):
+    solve(alice, problems[0])
+    visitor = Client()
+    etag = visitor.get(BOARD_LIVE)["ETag"]
+    # Another web process touched the board: without a shared cache (Redis) this process may
+    # keep the version it read, but never for longer than `CACHED_VERSION_SECONDS`.
+    mongo.board_versions().update_one({"_id": "last-7-days"}, {"$inc": {"v": 1}})
+    now.shift(live.CACHED_VERSION_SECONDS)
+    changed = visitor.get(BOARD_LIVE, headers={"if-none-match": etag})
+    assert changed.status_code == 200 and changed["ETag"] != etag
+
+
+def test_an_edit_of_a_board_shows_at_once(mongodb, now, boards, problems, alice):
+    solve(alice, problems[0])
+    assert "Last 7 days" in Client().get(BOARD).text
+    week = boards["last-7-days"]
+    week.title = "Weekly heroes"
+    week.save()
+    assert "Weekly heroes" in Client().get(BOARD).text
+    week.visible = False
+    week.save()
+    assert Client().get(BOARD).status_code == 404
+    assert Client().get("/leaderboard/last-30-days/").status_code == 200
