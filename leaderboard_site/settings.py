@@ -7,6 +7,7 @@ Every setting comes from the environment, with a default that runs with no envir
 import datetime as dt
 import os
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
 from csp.constants import NONE, SELF
@@ -156,8 +157,9 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 1)
 # Forms and the API never take a body bigger than this (a huge answer is a form error, not a 500).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 
-# MongoDB: the high-volume data. Unset means the embedded server the run command starts.
-MONGODB_URI = env_str("MONGODB_URI", "mongodb://127.0.0.1:27018/")
+# MongoDB: the high-volume data. Unset means the embedded server the run command starts (its
+# address as `tools/embedded_mongo.py` gives it: no retryable writes, which it keeps expensively).
+MONGODB_URI = env_str("MONGODB_URI", "mongodb://127.0.0.1:27018/?retryWrites=false")
 MONGODB_DB = env_str("MONGODB_DB", "leaderboard")
 # A fault answers within seconds (503 storage_unavailable with Retry-After), not after pymongo's
 # default 30 s: how long to look for a server, and to wait for one command's answer.
@@ -172,7 +174,10 @@ LEADERBOARD_MAX_LATE_DAYS = env_int("LEADERBOARD_MAX_LATE_DAYS", 30)
 LEADERBOARD_HISTORY_DAYS = env_int("LEADERBOARD_HISTORY_DAYS", 90)
 
 # Celery: MongoDB as the broker by default (kombu's mongodb transport); Redis in production.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", f"{MONGODB_URI.rstrip('/')}/{MONGODB_DB}_broker")
+CELERY_BROKER_URL = env_str(
+    "CELERY_BROKER_URL",
+    urlunsplit(urlsplit(MONGODB_URI)._replace(path=f"/{MONGODB_DB}_broker")),
+)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -35,6 +35,12 @@ from pathlib import Path
 from pymongo import MongoClient
 
 DEFAULT_PORT = 27018
+# Drivers' retryable writes off: SecantusDB 0.7 remembers every retryable write for 30 minutes (up
+# to 10,000 of them) and walks that record on each write command, sorting it once it is full, so
+# after ten thousand writes every write command costs about 10 ms of its one Python process (the
+# cause of ingest at 2.5 solves/s). The site never relies on them: every write is idempotent, and
+# a fault answers 503 for the client to retry.
+CLIENT_OPTIONS = "?retryWrites=false"
 START_SECONDS = 60  # a cold start on a loaded machine takes a few seconds; a first one, more
 # On Ctrl-C honcho tells every process of the Procfile to stop at once and kills what is left
 # after 5 s. The server (out of honcho's reach, see EmbeddedServer) waits a second first, so the
@@ -110,7 +116,7 @@ class EmbeddedServer:
         quiet: bool = True,
     ) -> None:
         self.port = port or free_port()
-        self.uri = f"mongodb://127.0.0.1:{self.port}/"
+        self.uri = f"mongodb://127.0.0.1:{self.port}/{CLIENT_OPTIONS}"
         if answers(self.uri):
             raise RuntimeError(f"something already answers on port {self.port}")
         self._config = self._write_config(expire=expire)
@@ -192,7 +198,7 @@ def embedded_port() -> int:
 
 
 def embedded_uri() -> str:
-    return f"mongodb://127.0.0.1:{embedded_port()}/"
+    return f"mongodb://127.0.0.1:{embedded_port()}/{CLIENT_OPTIONS}"
 
 
 def storage_dir() -> Path:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 import uuid
 from contextlib import contextmanager
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from celery.contrib.testing.worker import start_worker
@@ -90,7 +91,8 @@ def alerts_flow_through_the_worker(boards, problems, alice, rivals) -> None:
 def test_a_real_worker_runs_the_alert_flow_over_the_embedded_server_broker(
     activity_db, embedded_server, boards, problems, alice, rivals
 ):
-    with worker_on(f"{embedded_server.uri}broker_{uuid.uuid4().hex[:8]}"):
+    broker = urlsplit(embedded_server.uri)._replace(path=f"/broker_{uuid.uuid4().hex[:8]}")
+    with worker_on(urlunsplit(broker)):
         alerts_flow_through_the_worker(boards, problems, alice, rivals)
 
 
