@@ -20,16 +20,18 @@ per such index, once. Never at import time: pymongo is not fork-safe.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+import pymongo
 from django.conf import settings
 from pymongo import ASCENDING, DESCENDING, IndexModel, MongoClient
 from pymongo.collection import Collection
 from pymongo.database import Database
-from pymongo.errors import OperationFailure
+from pymongo.errors import AutoReconnect, OperationFailure, PyMongoError
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +52,10 @@ def get_client() -> MongoClient:
                 serverSelectionTimeoutMS=settings.MONGODB_SERVER_TIMEOUT_MS,
                 connectTimeoutMS=settings.MONGODB_SERVER_TIMEOUT_MS,
                 socketTimeoutMS=settings.MONGODB_SOCKET_TIMEOUT_MS,
+                # A write that lost its connection fails (503) instead of being sent again:
+                # sent again, it could reach a restarted server that lost what the request
+                # wrote before it (see `one_server_life`).
+                retryWrites=False,
             )
             _client_pid = os.getpid()
             _indexes_ready.clear()
@@ -64,6 +70,23 @@ def set_client(client: MongoClient | None) -> None:
         _indexes_ready.clear()
 
 
+# How long a clean-up after a failure may take: see `cleanup`.
+CLEANUP_SECONDS = 0.5
+
+
+def cleanup(write: Callable[[], object]) -> None:
+    """Run a clean-up write after a failed operation (release a claim or a lease), best effort.
+
+    After a storage fault the clean-up fails too, and the caller's answer (a 503 within seconds)
+    must not wait for another server selection: it gets CLEANUP_SECONDS and its errors are
+    dropped, so the caller raises its own. What it leaves behind expires by itself."""
+    try:
+        with pymongo.timeout(CLEANUP_SECONDS):
+            write()
+    except PyMongoError:
+        pass
+
+
 def _database() -> Database:
     return get_client()[settings.MONGODB_DB]
 
@@ -71,9 +94,52 @@ def _database() -> Database:
 def get_db() -> Database:
     """The site's database, with the indexes correctness rests on (made on first use)."""
     db = _database()
+    _check_server_life(db.client)
     if db.name not in _indexes_ready:
         _indexes_ensure_at_first_use(db)
     return db
+
+
+# --- one life of the server per request --------------------------------------------------------
+
+_request = threading.local()
+_UNSEEN = object()
+
+
+@contextlib.contextmanager
+def one_server_life() -> Iterator[None]:
+    """Run a request against one life of the server (API writes that answer for what they did).
+
+    A server that is killed loses the writes it acknowledged last, unless they were journaled;
+    one restarted within MONGODB_SERVER_TIMEOUT_MS would let a request carry on from what it
+    wrote and read before, and count a solve whose log entry is gone. So once the server is out
+    of reach or has restarted, every further use of the database in the request fails as a
+    storage fault (503), and the retry starts afresh from what the server kept."""
+    _request.life = _UNSEEN
+    try:
+        yield
+    finally:
+        del _request.life
+
+
+def _check_server_life(client: MongoClient) -> None:
+    expected = getattr(_request, "life", None)
+    if expected is None:
+        return  # not in such a request
+    current = _server_life(client)
+    if expected is _UNSEEN:
+        _request.life = current or _UNSEEN  # the driver may still be looking for the server
+    elif current != expected:
+        raise AutoReconnect("The MongoDB server went away or restarted during this request.")
+
+
+def _server_life(client: MongoClient) -> object | None:
+    """The process id the primary gave the driver (None while the driver looks for it)."""
+    description = getattr(client, "topology_description", None)  # mongomock has none
+    for server in description.server_descriptions().values() if description else []:
+        if server.is_writable and server.topology_version:
+            return server.topology_version.get("processId")
+    return None
 
 
 def submissions() -> Collection:

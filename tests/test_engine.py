@@ -2,11 +2,13 @@
 midnight in the leaderboard time zone, and solves that count once."""
 
 import datetime as dt
+from unittest import mock
 
 import pytest
 import time_machine
 
 from solutions import leaderboard, mongo, selectors, services
+from solutions.leaderboard import store
 from solutions.models import Board, Problem
 
 # The article's test vector: today is epoch day 18281 (2020-01-20).
@@ -204,6 +206,31 @@ def test_a_solve_logged_before_a_crash_is_counted_once_by_the_repair(mongodb, bo
         assert services.solves_repair() == 0
         assert score(board, alice, VECTOR_TODAY) == 2
         assert selectors.programmer_standing(board=board, programmer=alice).total == 1
+
+
+def test_a_solve_counted_while_another_request_moves_the_orders_is_listed(mongodb, boards, alice):
+    """Two solves of Alice at once: the other request's applier reads her entry, this request
+    counts its solve, then the applier takes her off the pending list as applied. This request
+    still waits until the orders hold its count (it used to stop as soon as she left the list)."""
+    board = boards["last-7-days"]
+    first, second = many_problems(2)
+    moment = at_noon(VECTOR_TODAY)
+    ours = store.SolveEvent(
+        "ours", alice.pk, alice.handle, tuple(alice.group_scopes()), VECTOR_TODAY, 1, moment
+    )
+    real_apply = store._orders_apply
+
+    def our_count_lands_midway(board_slug, programmer_ids):
+        real_apply(board_slug, programmer_ids)
+        if board_slug == board.slug:
+            store.entry_count_solve(board.slug, board.spec, ours, VECTOR_TODAY)
+
+    with time_machine.travel(moment, tick=False):
+        with mock.patch.object(store, "_orders_apply", side_effect=our_count_lands_midway):
+            solve_on(alice, first, moment)  # the other request
+        store.orders_catch_up(board.slug, [alice.pk])  # ours, waiting for the orders
+        rows = selectors.board_page(board=board).rows
+    assert [(row.handle, row.score) for row in rows] == [("Alice", 2)]
 
 
 def calendar_boards():

@@ -11,7 +11,7 @@ from unittest import mock
 import pytest
 from pymongo.errors import AutoReconnect
 
-from solutions import selectors, services, tokens
+from solutions import mongo, selectors, services, tokens
 from solutions.leaderboard import store
 from solutions.models import Board
 from tests.conftest import NOW
@@ -50,6 +50,21 @@ def fail_once(target: str):
         return real(*args, **kwargs)
 
     return mock.patch.object(store, target, side_effect=flaky)
+
+
+def orders_moved_then_lost():
+    """Make the storage go away right after a batch wrote the orders, before it recorded what
+    they now hold (once)."""
+    real = store._manifests_move
+    calls = []
+
+    def moved_then_lost(*args, **kwargs):
+        real(*args, **kwargs)
+        calls.append(1)
+        if len(calls) == 1:
+            raise AutoReconnect("connection to the server was lost")
+
+    return mock.patch.object(store, "_manifests_move", side_effect=moved_then_lost)
 
 
 def every_board_lists(handle: str) -> dict[str, int]:
@@ -101,6 +116,34 @@ def test_a_half_done_solve_is_finished_by_the_repair_task_with_no_request(
     assert set(every_board_lists("alice").values()) == {0}  # counted, not yet listed
     now.shift(dt.timedelta(minutes=5))
     services.solves_repair()  # beat's task, two minutes on
+    assert set(every_board_lists("alice").values()) == {1}
+
+
+def test_a_batch_cut_short_after_moving_the_orders_leaves_no_second_row(
+    client, mongodb, now, judge
+):
+    """The orders moved Alice, then the storage went away before that was recorded, and she
+    solves again before the failed request is retried: the next batch takes out the row the cut
+    batch placed, so every board lists her once."""
+    assert post_solve(client, judge, id="s1", problem="p1").status_code == 201
+    with orders_moved_then_lost():
+        assert post_solve(client, judge, id="s2", problem="p2").status_code == 503
+    assert post_solve(client, judge, id="s3", problem="p3").status_code == 201
+    assert post_solve(client, judge, id="s2", problem="p2").json() == {"id": "s2", "counted": True}
+    for board in Board.objects.all():
+        rows = selectors.board_page(board=board).rows
+        assert [(row.handle, row.score) for row in rows] == [("alice", 3)], board.slug
+
+
+def test_a_request_stops_when_the_server_restarts_under_it(client, mongodb, now, judge):
+    """A restarted server may have lost what the request wrote a moment before: the rest of
+    the request answers 503 instead of building on it, and the retry starts afresh."""
+    lives = iter(["first life", "first life"])
+    restart = mock.patch.object(mongo, "_server_life", side_effect=lambda _: next(lives, "second"))
+    with restart:
+        response = post_solve(client, judge)
+    assert (response.status_code, response["Retry-After"]) == (503, "5")
+    assert post_solve(client, judge).json() == {"id": "s1", "counted": True}
     assert set(every_board_lists("alice").values()) == {1}
 
 

@@ -122,22 +122,36 @@ class EmbeddedServer:
         self._config = self._write_config(expire=expire)
         self._log = tempfile.TemporaryFile() if quiet else None
         program = [server_program()] if expire else [sys.executable, "-c", NO_SWEEP_LAUNCHER]
-        self.process = subprocess.Popen(
+        self._command = (
             [*program, "--config", self._config]
             + ["--host", "127.0.0.1", "--port", str(self.port)]
-            + ["--storage-path", storage, "--log-level", "WARNING"],
+            + ["--storage-path", storage, "--log-level", "WARNING"]
+        )
+        self._own_session = own_session
+        self.start()
+
+    def start(self) -> None:
+        """Start the server process and wait until it answers (again, after `kill`)."""
+        self.process = subprocess.Popen(
+            self._command,
             # Quiet: into a file (a pipe nobody reads would fill up and block the server).
-            stdout=self._log if quiet else None,
+            stdout=self._log,
             stderr=subprocess.STDOUT,
-            start_new_session=own_session,
+            start_new_session=self._own_session,
             # Out of the supervisor's group, a signal to the group no longer reaches the server.
-            preexec_fn=_die_with_parent if own_session else None,
+            preexec_fn=_die_with_parent if self._own_session else None,
         )
         try:
             self.wait_until_ready()
         except BaseException:
             self.stop()
             raise
+
+    def kill(self) -> None:
+        """SIGKILL the server, as a crash would: no goodbye to its clients, no final checkpoint.
+        `start()` brings it back on the same port and storage (the fault tests)."""
+        self.process.kill()
+        self.process.wait()
 
     @staticmethod
     def _write_config(*, expire: bool) -> str:

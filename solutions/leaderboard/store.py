@@ -32,12 +32,13 @@ and binary values stay fast on it at any size, and on every other MongoDB-compat
 **How a solve moves the orders.** The entry changes first (atomically, once); orders follow.
 Each entry records in ``placed`` what the orders hold for it. Before counting, a solve lists its
 programmer as pending in the board's ``appliers`` document; whoever holds that document's lease
-reads the pending entries, moves each programmer from ``placed`` to their current keys in every
-order they are in, then updates ``placed``. One applier per board means the orders never see two
-writers, and solves that arrive together are applied in one batch. Moves are idempotent (a record
-is removed if present, inserted if absent; manifests are recomputed from the sets), so a crash
-anywhere leaves the programmer pending and the next solve on that board, a retry, or the repair
-task finishes the job: nothing is lost and nothing moves twice.
+reads the pending entries, records in ``placing`` where it is moving each programmer, moves them
+from ``placed`` to their current keys in every order they are in, then updates ``placed``. One
+applier per board means the orders never see two writers, and solves that arrive together are
+applied in one batch. Moves are idempotent (a record is removed if present, inserted if absent;
+manifests are recomputed from the sets), so a crash anywhere leaves the programmer pending and
+the next solve on that board, a retry, or the repair task finishes the job, taking out whatever
+the stopped batch may have placed: nothing is lost and nothing moves twice.
 """
 
 from __future__ import annotations
@@ -63,7 +64,11 @@ from . import maths, sets
 
 APPLIED_KEPT = 64  # solve ids an entry remembers: far more than can be in flight at once
 APPLY_LEASE = dt.timedelta(seconds=30)  # longer than any batch takes; frees a crashed applier
-APPLY_WAIT_SECONDS = 20.0  # how long a solve waits for another request to apply it
+# How long a solve waits for another request to apply it: longer than the lease, so a solve
+# outlives an applier that died holding it (its server was killed under it) and applies the
+# batch itself. Its answer then means that it is listed, with no repair task needed.
+APPLY_WAIT_SECONDS = 40.0
+APPLY_POLL_MAX_SECONDS = 0.05  # the longest pause between two looks at the lease while waiting
 READ_RETRIES = 3
 INLINE_MAX = 128  # an order this small keeps its one set inside its manifest: one write moves it
 T = TypeVar("T")
@@ -538,62 +543,112 @@ def _pending(board_slug: str) -> list[int]:
 def orders_catch_up(board_slug: str, programmer_ids: Iterable[int] = ()) -> None:
     """Bring the board's orders up to date with its entries, at least for `programmer_ids`
     (all pending ones when empty). Takes the board's lease and applies everything pending in one
-    batch; while somebody else holds it, waits for them to apply these programmers."""
+    batch; while somebody else holds it, waits for them to apply these programmers.
+
+    Done means the orders hold each programmer's entry as it is now (`_unplaced`), not merely
+    that they left the pending list: an applier may have read an entry just before this
+    request's count changed it, then taken the programmer off the list as applied. Such a
+    programmer goes back on the list, and the next batch moves them again."""
     mine = set(programmer_ids)
     token = secrets.token_hex(8)
     deadline = time.monotonic() + APPLY_WAIT_SECONDS
+    pause = 0.003
     while True:
         pending = _lease_take(board_slug, token)
         if pending is not None:
             try:
                 if pending:
                     _orders_apply(board_slug, pending)
-            finally:
-                _lease_release(board_slug, token, pending or [])
-            if not mine or not mine.intersection(_pending(board_slug)):
-                return
-        elif not mine.intersection(_pending(board_slug)):
-            return  # another request applied them
+            except BaseException:
+                # Nothing is taken off the pending list: the next batch applies it all again.
+                mongo.cleanup(lambda: _lease_release(board_slug, token, []))
+                raise
+            _lease_release(board_slug, token, pending)
+            if mine.issubset(pending):
+                return  # their entries were read after this request changed them
+        if not mine.intersection(_pending(board_slug)):
+            unplaced = _unplaced(board_slug, mine)
+            if not unplaced:
+                return  # another request applied them
+            pending_add(board_slug, sorted(unplaced))  # it read them before this request's change
         if time.monotonic() > deadline:
             return  # still pending: the next solve on this board or the repair task applies it
-        time.sleep(0.003)
+        time.sleep(pause)
+        pause = min(pause * 2, APPLY_POLL_MAX_SECONDS)  # a long wait must not load the server
+
+
+def _unplaced(board_slug: str, programmer_ids: set[int]) -> set[int]:
+    """Those of these programmers whose entry the orders do not hold as it is (one `$in`)."""
+    if not programmer_ids:
+        return set()
+    fields = {"keys": 1, "handle": 1, "groups": 1, "placed": 1, "placing": 1}
+    found = entries(board_slug).find({"_id": {"$in": list(programmer_ids)}}, fields)
+    return {
+        entry["_id"]
+        for entry in found
+        if entry.get("placed") != placement(entry) or entry.get("placing")
+    }
 
 
 def _placement_moves(entry: dict, oldest_day: int) -> dict[tuple[str, str], list[sets.Move]]:
-    """{(day, scope): moves} taking a programmer from what the orders hold (`placed`) to their
-    current keys, handle and groups."""
-    placed = entry.get("placed") or {"keys": {}, "handle": "", "groups": []}
+    """{(day, scope): moves} taking a programmer from what the orders hold (`placed`, and what a
+    batch that stopped midway was `placing`) to their current keys, handle and groups."""
+    empty = {"keys": {}, "handle": "", "groups": []}
+    placed, placing = entry.get("placed") or empty, entry.get("placing", [])
     pid = entry["_id"]
-    old_scopes = {"", *placed["groups"]}
     new_scopes = {"", *entry.get("groups", [])}
     keys = entry.get("keys", {})
+
+    def record(held: dict, day_key: str, scope: str) -> bytes | None:
+        key = held["keys"].get(day_key, 0)
+        if key > 0 and scope in {"", *held["groups"]}:
+            return sets.Member(key, held["handle"], pid).record()
+        return None
+
     moves: dict[tuple[str, str], list[sets.Move]] = defaultdict(list)
-    for day_key in set(placed["keys"]) | set(keys):
+    for day_key in set(keys).union(*(held["keys"] for held in [placed, *placing])):
         if day_key != maths.ALL_TIME_KEY and int(day_key) < oldest_day:
             continue  # nobody reads a board older than the history kept
-        old_key, new_key = placed["keys"].get(day_key, 0), keys.get(day_key, 0)
-        for scope in old_scopes | new_scopes:
-            old = new = None
-            if old_key > 0 and scope in old_scopes:
-                old = sets.Member(old_key, placed["handle"], pid).record()
+        new_key = keys.get(day_key, 0)
+        for scope in new_scopes.union(*({"", *held["groups"]} for held in [placed, *placing])):
+            old = record(placed, day_key, scope)
+            new = None
             if new_key > 0 and scope in new_scopes:
                 new = sets.Member(new_key, entry["handle"], pid).record()
+            stale = {record(held, day_key, scope) for held in placing} - {None, old, new}
+            moves[(day_key, scope)] += [sets.Move(r, None) for r in sorted(stale)]
             if old != new:
                 moves[(day_key, scope)].append(sets.Move(old, new))
-    return moves
+    return {where: day_moves for where, day_moves in moves.items() if day_moves}
 
 
 def _orders_apply(board_slug: str, programmer_ids: list[int]) -> None:
-    """Move these programmers in every order they are in, then record what the orders hold."""
+    """Move these programmers in every order they are in, then record what the orders hold.
+
+    What a move places is recorded first (`placing`): a batch that stops midway may have written
+    some orders and not others, and the next batch must take out whatever it left, even after the
+    programmer's keys have changed again."""
     found = list(entries(board_slug).find({"_id": {"$in": programmer_ids}}))
     oldest = history_from(_today())
     by_order: dict[str, list[sets.Move]] = defaultdict(list)
+    moving = []
     for entry in found:
-        for (day_key, scope), moves in _placement_moves(entry, oldest).items():
-            by_order[order_id(board_slug, day_key, scope)] += moves
+        moves = _placement_moves(entry, oldest)
+        for (day_key, scope), day_moves in moves.items():
+            by_order[order_id(board_slug, day_key, scope)] += day_moves
+        if moves:
+            moving.append(
+                UpdateOne({"_id": entry["_id"]}, {"$push": {"placing": placement(entry)}})
+            )
+    if moving:
+        entries(board_slug).bulk_write(moving, ordered=False)
     _manifests_move(by_order)
     placed = [
-        UpdateOne({"_id": entry["_id"]}, {"$set": {"placed": placement(entry)}}) for entry in found
+        UpdateOne(
+            {"_id": entry["_id"]},
+            {"$set": {"placed": placement(entry)}, "$unset": {"placing": ""}},
+        )
+        for entry in found
     ]
     if placed:
         entries(board_slug).bulk_write(placed, ordered=False)
