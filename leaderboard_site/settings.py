@@ -189,6 +189,8 @@ CELERY_BEAT_SCHEDULE = {
     "rank-history": {"task": "activity.tasks.history_snapshot_all_task", "schedule": 600.0},
     # Counts solves a crash left logged but not yet on the boards.
     "repair-unapplied-solves": {"task": "solutions.tasks.solves_repair_task", "schedule": 300.0},
+    # Drops the board orders of days past LEADERBOARD_HISTORY_DAYS.
+    "prune-old-orders": {"task": "solutions.tasks.orders_prune_task", "schedule": 3600.0},
     # Archives the final standings of competitions that have ended.
     "archive-finished-competitions": {
         "task": "competitions.tasks.archive_finished_competitions_task",

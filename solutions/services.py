@@ -253,7 +253,7 @@ def solve_report(
 
 def solve_apply(solve: dict, programmer: Programmer) -> None:
     """Count a logged solve on every board (each count is idempotent by the solve's id), bring
-    the boards' orders along, then mark the solve applied."""
+    the boards' orders along (all boards at once), then mark the solve applied."""
     if programmer.on_boards:
         now_day = today()
         boards = list(Board.objects.all())
@@ -268,7 +268,7 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
                 at=solve["solved_at"],
             )
             store.entry_count_solve(board.slug, board.spec, event, now_day)
-            store.orders_catch_up(board.slug, [programmer.pk])
+        store.orders_catch_up([(board.slug, programmer.pk) for board in boards])
         boards_touch([board.slug for board in boards])  # live pages see it on their next poll
     mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
 
@@ -310,12 +310,21 @@ def programmer_refresh_boards(*, programmer: Programmer) -> None:
     solves = _solves_of(programmer) if programmer.on_boards else []
     now_day = today()
     boards = list(Board.objects.all())
+    documents = {}
     for board in boards:
         document = entry_from_solves(board, programmer, solves, now_day)
         if document is not None:
             document["applied"] = sorted(str(s["_id"]) for s in solves)[-store.APPLIED_KEPT :]
-        store.entry_replace(board.slug, programmer.pk, document)
+        documents[board.slug] = document
+    store.entries_replace(programmer.pk, documents)
     boards_touch([board.slug for board in boards])
+
+
+def orders_prune() -> int:
+    """Drop every board's orders of days past the history kept (beat runs it every hour: it
+    finds nothing to do but once a day, after midnight)."""
+    now_day = today()
+    return sum(store.orders_prune(board.slug, now_day) for board in Board.objects.all())
 
 
 def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
@@ -332,8 +341,7 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
         mongo.solves().update_many(
             {**pending, "programmer_id": programmer.pk}, {"$set": {"applied": True}}
         )
-    for board in Board.objects.all():
-        store.orders_catch_up(board.slug)
+    store.orders_catch_up()  # whatever a crash left pending, on every board
     return len(programmer_ids)
 
 

@@ -13,6 +13,12 @@ def solves_repair_task() -> int:
 
 
 @shared_task
+def orders_prune_task() -> int:
+    """Drop the board orders of days past the history kept (beat runs it every hour)."""
+    return services.orders_prune()
+
+
+@shared_task
 def board_rebuild_task(board_id: int) -> int:
     """Rebuild one board from the solves log (the admin's "rebuild" action queues this)."""
     board = Board.objects.get(pk=board_id)

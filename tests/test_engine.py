@@ -2,14 +2,18 @@
 midnight in the leaderboard time zone, and solves that count once."""
 
 import datetime as dt
+import threading
+from collections import Counter
 from unittest import mock
 
 import pytest
 import time_machine
+from django.db import connection
 
 from solutions import leaderboard, mongo, selectors, services
-from solutions.leaderboard import store
+from solutions.leaderboard import sets, store
 from solutions.models import Board, Problem
+from tests.conftest import NOW
 
 # The article's test vector: today is epoch day 18281 (2020-01-20).
 VECTOR_TODAY = 18281
@@ -220,15 +224,14 @@ def test_a_solve_counted_while_another_request_moves_the_orders_is_listed(mongod
     )
     real_apply = store._orders_apply
 
-    def our_count_lands_midway(board_slug, programmer_ids):
-        real_apply(board_slug, programmer_ids)
-        if board_slug == board.slug:
-            store.entry_count_solve(board.slug, board.spec, ours, VECTOR_TODAY)
+    def our_count_lands_midway(keys, intents, token):
+        real_apply(keys, intents, token)
+        store.entry_count_solve(board.slug, board.spec, ours, VECTOR_TODAY)
 
     with time_machine.travel(moment, tick=False):
         with mock.patch.object(store, "_orders_apply", side_effect=our_count_lands_midway):
             solve_on(alice, first, moment)  # the other request
-        store.orders_catch_up(board.slug, [alice.pk])  # ours, waiting for the orders
+        store.orders_catch_up([(board.slug, alice.pk)])  # ours, waiting for the orders
         rows = selectors.board_page(board=board).rows
     assert [(row.handle, row.score) for row in rows] == [("Alice", 2)]
 
@@ -269,3 +272,97 @@ def test_months_start_at_midnight_of_the_first_in_the_leaderboard_time_zone(
         assert handles_on(month, dt.date(2020, 1, 31)) == ["Alice"]  # January's final board
         forecast = selectors.programmer_forecast(board=month, programmer=bob, days=29)
         assert [score for _, score in forecast] == [1] * 28 + [0]  # February 2020 has 29 days
+
+
+def orders_hold_the_entries(board: Board, days: range) -> None:
+    """Every order of these days lists exactly the entries' members, in order, with the
+    histogram of their scores; and every entry says the orders hold its current keys."""
+    found = list(store.entries(board.slug).find())
+    for entry in found:
+        assert entry["placed"] == store.placement(entry), entry["handle"]
+    for day in days:
+        key = store.board_key(board.spec, day)
+        for scope in ["", "country:BD", "country:IN"]:
+            expected = sorted(
+                sets.Member(e["keys"][key], e["handle"], e["_id"]).record()
+                for e in found
+                if e.get("keys", {}).get(key, 0) > 0 and (not scope or scope in e["groups"])
+            )
+            histogram, members = store.order_page(board.slug, key, scope, 0, 10_000)
+            assert [m.record() for m in members] == expected, (board.slug, day, scope)
+            assert histogram == Counter(sets.record_score(r) for r in expected)
+
+
+@pytest.mark.parametrize("set_max", [1024, 2])
+def test_solves_of_the_same_programmers_at_once_move_every_order_exactly_once(
+    mongodb, boards, alice, bob, charlie, now, monkeypatch, set_max
+):
+    monkeypatch.setattr(sets, "SET_MAX", set_max)
+    monkeypatch.setattr(store, "INLINE_MAX", min(store.INLINE_MAX, set_max))
+    monkeypatch.setattr(sets, "ARRIVALS_MAX", min(sets.ARRIVALS_MAX, set_max))
+    problems = many_problems(4)
+    people = [alice, bob, charlie]
+    barrier = threading.Barrier(len(people) * len(problems))
+
+    def solve(programmer, problem, minutes):
+        try:
+            barrier.wait(10)
+            solve_on(programmer, problem, NOW - dt.timedelta(minutes=minutes))
+        finally:
+            connection.close()  # this thread's own SQL connection
+
+    threads = [
+        threading.Thread(target=solve, args=(programmer, problem, n))
+        for n, (programmer, problem) in enumerate((p, q) for p in people for q in problems)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    today = leaderboard.epoch_day(NOW, "UTC")
+    for board in boards.values():
+        page = selectors.board_page(board=board)
+        assert sorted((row.handle, row.score) for row in page.rows) == [
+            ("Alice", 4),
+            ("bob", 4),
+            ("charlie", 4),
+        ]
+        orders_hold_the_entries(board, range(today, today + board.spec.span))
+    assert mongodb.solves.count_documents({"applied": True}) == 12
+
+
+def order_days(board: Board) -> set[int]:
+    """The days a board has orders of (manifests), read straight from the collection."""
+    found = store.orders().find({"_id": {"$regex": f"^{board.slug}\\|"}}, {"_id": 1})
+    return {int(doc["_id"].split("|")[1]) for doc in found}
+
+
+def test_orders_of_days_past_the_history_kept_are_pruned_and_nothing_newer(
+    mongodb, boards, alice, bob, settings
+):
+    """Every day leaves its orders behind; the hourly prune drops those older than the history
+    kept, and the final boards still kept read as before."""
+    settings.LEADERBOARD_HISTORY_DAYS = 3
+    board, all_time = boards["last-7-days"], boards["all-time"]
+    first, second = many_problems(2)
+    start, later = VECTOR_TODAY, VECTOR_TODAY + 8  # Alice counts on days start..start+6
+    with time_machine.travel(at_noon(start), tick=False):
+        solve_on(alice, first, at_noon(start))
+    with time_machine.travel(at_noon(later), tick=False):
+        solve_on(bob, second, at_noon(later))
+        oldest = store.history_from(later)  # start + 5
+        assert min(order_days(board)) == start
+        kept = {
+            day: handles_on(board, leaderboard.day_to_date(day)) for day in range(oldest, later)
+        }
+        assert kept[oldest] == ["Alice"]
+
+        assert services.orders_prune() > 0
+
+        assert min(order_days(board)) == oldest
+        assert order_days(board) == set(range(oldest, start + 7)) | set(range(later, later + 7))
+        for day, handles in kept.items():
+            assert handles_on(board, leaderboard.day_to_date(day)) == handles
+        assert handles_on(board) == ["bob"]
+        assert sorted(handles_on(all_time)) == ["Alice", "bob"]
+        assert services.orders_prune() == 0  # nothing left to drop until the next day

@@ -11,10 +11,11 @@ from unittest import mock
 import pytest
 from pymongo.errors import AutoReconnect
 
-from solutions import mongo, selectors, services, tokens
-from solutions.leaderboard import store
-from solutions.models import Board
+from solutions import leaderboard, mongo, selectors, services, tokens
+from solutions.leaderboard import sets, store
+from solutions.models import Board, Problem
 from tests.conftest import NOW
+from tests.test_engine import orders_hold_the_entries
 
 
 @pytest.fixture
@@ -153,3 +154,49 @@ def test_a_page_answers_a_friendly_503_when_the_storage_is_out_of_reach(client, 
     assert response.status_code == 503
     assert response["Retry-After"]
     assert "Back in a moment" in response.content.decode()
+
+
+@pytest.mark.parametrize("stops", [1, 2])
+def test_an_applier_stopped_between_sets_and_manifests_leaves_every_member_once(
+    mongodb, now, boards, alice, bob, charlie, monkeypatch, stops
+):
+    """Sets written, manifests not; then Alice solves again before anybody finishes the first
+    (and with two stops, that solve's applier stops too, after recording where it meant to put
+    her, before writing anything): the next applier takes out everywhere the stopped ones may
+    have put her, so she is held once."""
+    monkeypatch.setattr(sets, "SET_MAX", 2)
+    monkeypatch.setattr(sets, "SET_FILL", 2)
+    monkeypatch.setattr(sets, "ARRIVALS_MAX", 0)  # every member is written into its set
+    monkeypatch.setattr(store, "INLINE_MAX", 0)
+    problems = [Problem.objects.create(slug=f"f{i}", title=f"F{i}", answer="1") for i in range(5)]
+    for n, programmer in enumerate([alice, bob, charlie, alice]):
+        services.solve_record(
+            programmer=programmer, problem=problems[n], solved_at=NOW - dt.timedelta(hours=n)
+        )
+    real_swap, real_move, moves = store._manifests_swap, store._manifests_move, []
+
+    def stopped_before_the_manifests(swaps):
+        if len(moves) == 1:
+            raise AutoReconnect("connection to the server was lost")
+        return real_swap(swaps)
+
+    def stopped_before_the_sets(by_order):
+        moves.append(1)
+        if len(moves) == 2 and stops == 2:
+            raise AutoReconnect("connection to the server was lost")
+        return real_move(by_order)
+
+    with (
+        mock.patch.object(store, "_manifests_swap", side_effect=stopped_before_the_manifests),
+        mock.patch.object(store, "_manifests_move", side_effect=stopped_before_the_sets),
+    ):
+        for n in range(stops):
+            with pytest.raises(AutoReconnect):
+                services.solve_record(programmer=alice, problem=problems[1 + n], solved_at=NOW)
+        services.solve_record(programmer=alice, problem=problems[4], solved_at=NOW)
+    today = leaderboard.epoch_day(NOW, "UTC")
+    for board in boards.values():
+        orders_hold_the_entries(board, range(today, today + board.spec.span))
+    assert (
+        selectors.programmer_standing(board=boards["all-time"], programmer=alice).score == 3 + stops
+    )

@@ -16,6 +16,7 @@ from collections import defaultdict
 import pytest
 
 from solutions import leaderboard, mongo, selectors, services
+from solutions.leaderboard import sets, store
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
 
@@ -33,9 +34,20 @@ def random_moment(rng: random.Random) -> dt.datetime:
     return hour_on(day, rng.randrange(NOW.hour + 1 if day == TODAY else 24))
 
 
-@pytest.fixture
-def world(mongodb, now, boards_of_every_kind):
-    """Boards of every kind, programmers, and a log of random solves applied to the boards."""
+@pytest.fixture(params=["sets of 1024", "sets of 6"])
+def world(request, mongodb, now, boards_of_every_kind, monkeypatch):
+    """Boards of every kind, programmers, and a log of random solves applied to the boards.
+
+    With sets of 6, every order of a board is dozens of sets that the solves split and empty,
+    and handles share their first letters, so sets are only cut where the manifest can tell
+    their members apart."""
+    prefixes = ["coder", "Coder"]
+    if request.param == "sets of 6":
+        monkeypatch.setattr(sets, "SET_MAX", 6)
+        monkeypatch.setattr(sets, "SET_FILL", 4)
+        monkeypatch.setattr(store, "INLINE_MAX", 2)
+        monkeypatch.setattr(sets, "ARRIVALS_MAX", 4)
+        prefixes = ["longhandle", "LongHandle"]
     rng = random.Random(20200119)
     boards = boards_of_every_kind
     # Handles in no particular order of their ids, in mixed case: the tie-break must not lean
@@ -44,7 +56,7 @@ def world(mongodb, now, boards_of_every_kind):
     programmers = [
         services.programmer_create(
             user=None,
-            handle=f"{rng.choice(['coder', 'Coder'])}{n:03d}",
+            handle=f"{rng.choice(prefixes)}{n:03d}",
             country=rng.choice(COUNTRIES),
         )
         for n in numbers

@@ -82,7 +82,7 @@ def entry_from_solves(
 
 def comparable(entry: dict) -> dict:
     """An entry without the engine's bookkeeping, to compare with what a rebuild computes."""
-    return {k: v for k, v in entry.items() if k not in ("applied", "placed")}
+    return {k: v for k, v in entry.items() if k not in ("applied", "placed", "rev", "trimmed")}
 
 
 @dataclass
@@ -183,10 +183,11 @@ class _Spill:
 
     def add(self, entry: dict) -> None:
         scopes = ["", *entry.get("groups", [])]
+        tail = sets.handle_bytes(entry["handle"], entry["_id"])
         for day_key, key in entry.get("keys", {}).items():
             if key <= 0 or (day_key != maths.ALL_TIME_KEY and int(day_key) < self.oldest_day):
                 continue
-            record = sets.Member(key, entry["handle"], entry["_id"]).record()
+            record = (sets.MAX_KEY - key).to_bytes(8, "big") + tail
             for scope in scopes:
                 order = store.order_id(self.board_slug, day_key, scope)
                 self.buffers[order] += record

@@ -3,27 +3,36 @@
 After "Massive Distributed Sorted Sets" (shared/seeds/004): the programmers on a board day are
 kept in listing order, cut into **sets** of at most `SET_MAX` members, each stored as one
 document; a **manifest** lists the sets in order with each one's length, last member and score
-counts. Reading a page at any offset walks the manifest's lengths and fetches the one or two sets
-that hold it; a programmer's place is found by bisecting the manifest with their sort bytes and
-reading one set. Every read is a bounded number of `_id` reads, whatever the size of the board,
-and the manifest's score counts are the day's histogram, so a shared rank is one read.
+counts, and the day's histogram (their sum). Reading a page at any offset walks the manifest's
+lengths and fetches the one or two sets that hold it; a programmer's place is found by bisecting
+the manifest with their sort bytes and reading one set. Every read is a bounded number of `_id`
+reads, whatever the size of the board, and a shared rank is the histogram alone.
 
 A **member** is a fixed-width record whose bytes sort in listing order:
 
     8 bytes   MAX_KEY - sort key (big-endian): a better key sorts first
     32 bytes  the handle in lower case, NUL-padded: equal keys are listed by handle
     8 bytes   the programmer id (big-endian): every member is unique
-    32 bytes  the handle as written, NUL-padded (for display)
+    4 bytes   which letters of the handle are capitals (bit i: letter i), to show it as written
 
 A set is its records concatenated: one binary value, which every MongoDB-compatible server stores
-and returns without looking inside (the embedded server decodes an array element by element, but
-a binary costs about the same at 80 bytes or 80 KB).
+and returns without looking inside (the embedded server decodes an array element by element).
 
-**Everything in a manifest is computed from the sets' contents** (`SetInfo.of`), and a move
-removes a record only if it is there and inserts one only if it is not. So applying the same moves
-twice changes nothing, and after a crash between writing a set and writing its manifest the next
-writer recomputes the manifest from the sets as they are (each set carries a version that its
-manifest entry repeats; a mismatch means the manifest is behind).
+**A manifest is columns of fixed width** (set ids, versions, lengths, and the first
+`SEPARATOR_BYTES` of each set's last member) plus each set's score counts and the histogram, so
+a million programmers (some two thousand sets a day) cost a bisect, a prefix sum in C and a few
+slices, never a Python object per set: a solve touches dozens of manifests, and decoding each
+whole would grow with the board. Sets are only cut between members whose first
+`SEPARATOR_BYTES` differ, so bisecting those finds every member's set exactly.
+
+**Everything in a manifest is computed from the sets' contents** (`SetInfo.of`), kept up to date
+by each move (a record is removed only if it is there and inserted only if it is not, and the
+counts change with it), so applying the same moves twice changes nothing. Each set carries a
+version that its manifest entry repeats: a set written whose manifest was not (a writer stopped
+between the two) shows a mismatch, and the next writer recomputes that entry from the set as it
+is (`manifest_repair`). A set that splits is written anew under new ids and the old one is only
+dropped once the manifest no longer lists it (`Manifest.trash`), so a stopped writer never loses
+the members it was moving.
 
 This module is pure: it changes manifests and sets in memory; `store` reads and writes them.
 """
@@ -31,9 +40,11 @@ This module is pure: it changes manifests and sets in memory; `store` reads and 
 from __future__ import annotations
 
 import bisect
+import itertools
 import secrets
+import struct
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from . import maths
@@ -42,8 +53,12 @@ SET_MAX = 1024  # a set splits in two past this many members
 SET_FILL = SET_MAX // 2  # how full a bulk build leaves sets, so solves rarely split them
 HANDLE_BYTES = 32
 SORT_BYTES = 8 + HANDLE_BYTES + 8
-RECORD_BYTES = SORT_BYTES + HANDLE_BYTES
+RECORD_BYTES = SORT_BYTES + 4  # handles are ASCII, at most 32 letters (`rules.HANDLE_PATTERN`)
+SEPARATOR_BYTES = 16  # of a set's last member in its manifest: the key and 8 letters of handle
+ARRIVALS_MAX = 48  # members a manifest holds for sets that were not written (see `moves_apply`)
 MAX_KEY = 2**63 - 1
+SCORE = struct.Struct(">IH")  # a (score, members) pair of a set's score counts
+HISTOGRAM = struct.Struct(">II")  # a (score, members) pair of a day's histogram
 
 
 @dataclass(frozen=True)
@@ -59,28 +74,63 @@ class Member:
         return maths.key_score(self.key)
 
     def record(self) -> bytes:
-        return (
-            (MAX_KEY - self.key).to_bytes(8, "big")
-            + self.handle.lower().encode().ljust(HANDLE_BYTES, b"\0")
-            + self.programmer_id.to_bytes(8, "big")
-            + self.handle.encode().ljust(HANDLE_BYTES, b"\0")
+        return (MAX_KEY - self.key).to_bytes(8, "big") + handle_bytes(
+            self.handle, self.programmer_id
         )
 
     @classmethod
     def from_record(cls, record: bytes) -> Member:
+        lower = record[8 : 8 + HANDLE_BYTES].rstrip(b"\0").decode()
+        capitals = int.from_bytes(record[SORT_BYTES:RECORD_BYTES], "big")
         return cls(
             key=_record_key(record),
-            handle=record[SORT_BYTES:].rstrip(b"\0").decode(),
+            handle="".join(c.upper() if capitals >> i & 1 else c for i, c in enumerate(lower)),
             programmer_id=int.from_bytes(record[8 + HANDLE_BYTES : SORT_BYTES], "big"),
         )
+
+
+def handle_bytes(handle: str, programmer_id: int) -> bytes:
+    """A record without its key: the same for a programmer on every board day."""
+    capitals = sum(1 << i for i, c in enumerate(handle) if c.isupper())
+    return (
+        handle.lower().encode().ljust(HANDLE_BYTES, b"\0")
+        + programmer_id.to_bytes(8, "big")
+        + capitals.to_bytes(4, "big")
+    )
 
 
 def _record_key(record: bytes) -> int:
     return MAX_KEY - int.from_bytes(record[:8], "big")
 
 
+def record_score(record: bytes) -> int:
+    return maths.key_score(_record_key(record))
+
+
 def records_of(blob: bytes) -> list[bytes]:
     return [blob[i : i + RECORD_BYTES] for i in range(0, len(blob), RECORD_BYTES)]
+
+
+def scores_pack(scores: dict[int, int]) -> bytes:
+    return b"".join(SCORE.pack(s, n) for s, n in sorted(scores.items(), reverse=True) if n)
+
+
+def scores_unpack(packed: bytes) -> dict[int, int]:
+    return dict(SCORE.iter_unpack(packed))
+
+
+def histogram_pack(histogram: dict[int, int]) -> bytes:
+    return b"".join(HISTOGRAM.pack(s, n) for s, n in sorted(histogram.items(), reverse=True))
+
+
+def histogram_unpack(packed: bytes) -> dict[int, int]:
+    return dict(HISTOGRAM.iter_unpack(packed))
+
+
+def separator(record: bytes) -> bytes:
+    """What a manifest keeps of a set's last member: enough to bisect with, because sets are only
+    cut between members whose separators differ (`_cut`)."""
+    return record[:SEPARATOR_BYTES]
 
 
 @dataclass
@@ -90,53 +140,162 @@ class SetInfo:
     set_id: int
     version: int
     length: int
-    last: bytes  # the sort bytes of its last member
+    last: bytes  # the separator of its last member
     scores: dict[int, int]  # score -> members of the set with it
 
     @classmethod
     def of(cls, set_id: int, version: int, records: list[bytes]) -> SetInfo:
-        scores = Counter(maths.key_score(_record_key(r)) for r in records)
-        return cls(set_id, version, len(records), records[-1][:SORT_BYTES], dict(scores))
+        scores = Counter(record_score(r) for r in records)
+        return cls(set_id, version, len(records), separator(records[-1]), dict(scores))
 
 
-@dataclass
+class _Column(Sequence):
+    """Fixed-width values packed in one bytes object, as a sequence (for `bisect`)."""
+
+    def __init__(self, data: bytes | bytearray, width: int) -> None:
+        self.data, self.width = data, width
+
+    def __len__(self) -> int:
+        return len(self.data) // self.width
+
+    def __getitem__(self, index):  # an int only: bisect never slices
+        return bytes(self.data[index * self.width : (index + 1) * self.width])
+
+
 class Manifest:
-    """The order of one board day: its sets in order."""
+    """The order of one board day: its sets in order, as columns of fixed width (id, version,
+    length, separator of the last member), each set's score counts (the number of pairs a set,
+    then the pairs of every set), and the day's histogram.
 
-    sets: list[SetInfo] = field(default_factory=list)
-    version: int = 0  # bumped by every write, for compare-and-swap
-    # The one set of a small order, kept inside the manifest: {set id: (version, records)}.
-    inline: dict[int, tuple[int, bytes]] = field(default_factory=dict)
+    Readers ask only for the columns they use: `lasts` None means not read, and `scores_read`
+    False that the score counts were not (only writers need them)."""
+
+    def __init__(
+        self,
+        *,
+        version: int = 0,
+        ids: bytes = b"",
+        versions: bytes = b"",
+        lengths: bytes = b"",
+        lasts: bytes | None = b"",
+        score_counts: bytes | None = b"",
+        score_pairs: bytes = b"",
+        histogram: dict[int, int] | None = None,
+        inline: dict[int, tuple[int, bytes]] | None = None,
+        trash: Iterable[int] = (),
+        arrivals: Iterable[tuple[bytes, int]] = (),
+    ) -> None:
+        self.version = version  # bumped by every write, for compare-and-swap
+        self.ids = bytearray(ids)  # 8 bytes a set
+        self.versions = bytearray(versions)  # 4 bytes a set
+        self.lengths = bytearray(lengths)  # 4 bytes a set
+        self.lasts = None if lasts is None else bytearray(lasts)  # SEPARATOR_BYTES a set
+        self.scores_read = score_counts is not None
+        self.score_counts = bytearray(score_counts or b"")  # 2 bytes a set: its pairs
+        self.score_pairs = bytearray(score_pairs)  # SCORE pairs, set after set
+        self._pairs_before: list[int] | None = None  # prefix sums of score_counts
+        self.histogram = dict(histogram or {})  # {score: members}: the day's rank data
+        # The one set of a small order, kept inside the manifest: {set id: (version, records)}.
+        self.inline = dict(inline or {})
+        self.trash = list(trash)  # sets no longer listed, deleted by the next writer
+        # Members counted in their set's entry but not yet written into it: {record: set id}.
+        self.arrivals = dict(arrivals)
+
+    def __len__(self) -> int:
+        return len(self.ids) // 8
+
+    def set_id(self, index: int) -> int:
+        return int.from_bytes(self.ids[index * 8 : index * 8 + 8], "big")
+
+    def set_version(self, index: int) -> int:
+        return int.from_bytes(self.versions[index * 4 : index * 4 + 4], "big")
+
+    def length(self, index: int) -> int:
+        return int.from_bytes(self.lengths[index * 4 : index * 4 + 4], "big")
+
+    def set_ids(self) -> list[int]:
+        return list(struct.unpack(f">{len(self)}Q", self.ids))
+
+    def arrivals_of(self, set_id: int) -> list[bytes]:
+        """The members of a set that are not written into it yet, in order."""
+        return sorted(record for record, owner in self.arrivals.items() if owner == set_id)
+
+    def last(self, index: int) -> bytes:
+        if self.lasts is None:
+            return bytes(SEPARATOR_BYTES)
+        return bytes(self.lasts[index * SEPARATOR_BYTES : (index + 1) * SEPARATOR_BYTES])
+
+    def _pairs(self, index: int, end: int) -> bytes:
+        """The packed score counts of the sets from `index` to `end`."""
+        if self._pairs_before is None:
+            counts = struct.unpack(f">{len(self)}H", self.score_counts)
+            self._pairs_before = [0, *itertools.accumulate(counts)]
+        return bytes(
+            self.score_pairs[
+                self._pairs_before[index] * SCORE.size : self._pairs_before[end] * SCORE.size
+            ]
+        )
+
+    def info(self, index: int) -> SetInfo:
+        scores = scores_unpack(self._pairs(index, index + 1)) if self.scores_read else {}
+        return SetInfo(
+            self.set_id(index),
+            self.set_version(index),
+            self.length(index),
+            self.last(index),
+            scores,
+        )
+
+    def set_lengths(self) -> tuple[int, ...]:
+        return struct.unpack(f">{len(self)}I", self.lengths)
 
     @property
     def total(self) -> int:
-        return sum(info.length for info in self.sets)
-
-    @property
-    def histogram(self) -> dict[int, int]:
-        """{score: members}: the day's rank data, summed from the sets."""
-        counts: Counter[int] = Counter()
-        for info in self.sets:
-            counts.update(info.scores)
-        return dict(counts)
+        return sum(self.set_lengths())
 
     def set_at(self, offset: int) -> tuple[int, int] | None:
         """(index of the set holding 0-based `offset`, offset inside it); None past the end."""
-        for index, info in enumerate(self.sets):
-            if offset < info.length:
-                return index, offset
-            offset -= info.length
-        return None
+        ends = list(itertools.accumulate(self.set_lengths()))
+        index = bisect.bisect_right(ends, offset)
+        if index == len(ends):
+            return None
+        return index, offset - (ends[index - 1] if index else 0)
 
     def offset_of_set(self, index: int) -> int:
-        return sum(info.length for info in self.sets[:index])
+        return sum(self.set_lengths()[:index])
 
     def set_for(self, sort_bytes: bytes) -> int:
         """The index of the set a member with these sort bytes belongs in (-1: no sets yet)."""
-        if not self.sets:
+        if not len(self):
             return -1
-        lasts = [info.last for info in self.sets]
-        return min(bisect.bisect_left(lasts, sort_bytes), len(self.sets) - 1)
+        found = bisect.bisect_left(_Column(self.lasts, SEPARATOR_BYTES), separator(sort_bytes))
+        return min(found, len(self) - 1)
+
+    def splice(self, index: int, count: int, infos: list[SetInfo]) -> None:
+        """Replace the `count` entries from `index` with `infos`, keeping the histogram the sum
+        of the listed sets' score counts."""
+        end = index + count
+        if self.scores_read:
+            for score, members in SCORE.iter_unpack(self._pairs(index, end)):
+                self.histogram[score] = self.histogram.get(score, 0) - members
+            for info in infos:
+                for score, members in info.scores.items():
+                    self.histogram[score] = self.histogram.get(score, 0) + members
+            self.histogram = {s: n for s, n in self.histogram.items() if n}
+            assert self._pairs_before is not None  # computed by `_pairs` above
+            first, past = self._pairs_before[index], self._pairs_before[end]
+            packed = [scores_pack(info.scores) for info in infos]
+            self.score_pairs[first * SCORE.size : past * SCORE.size] = b"".join(packed)
+            self.score_counts[index * 2 : end * 2] = b"".join(
+                (len(p) // SCORE.size).to_bytes(2, "big") for p in packed
+            )
+            self._pairs_before = None
+        self.ids[index * 8 : end * 8] = b"".join(i.set_id.to_bytes(8, "big") for i in infos)
+        self.versions[index * 4 : end * 4] = b"".join(i.version.to_bytes(4, "big") for i in infos)
+        self.lengths[index * 4 : end * 4] = b"".join(i.length.to_bytes(4, "big") for i in infos)
+        if self.lasts is not None:
+            width = SEPARATOR_BYTES
+            self.lasts[index * width : end * width] = b"".join(i.last for i in infos)
 
 
 def new_set_id() -> int:
@@ -154,113 +313,235 @@ class Move:
 
 @dataclass
 class Rewrite:
-    """What a batch of moves changed: {set id: (version, records blob)} to write, set ids to
-    delete."""
+    """What a batch of moves changed: {set id: (version, records blob)} to write (`created`:
+    those never stored before), and set ids the manifest no longer lists."""
 
     written: dict[int, tuple[int, bytes]] = field(default_factory=dict)
+    created: set[int] = field(default_factory=set)
     dropped: list[int] = field(default_factory=list)
 
 
-def sets_touched(manifest: Manifest, moves: Iterable[Move]) -> set[int]:
-    """The ids of the sets a batch of moves reads."""
-    touched = set()
+def sets_to_read(manifest: Manifest, moves: Iterable[Move]) -> tuple[set[int], set[int]]:
+    """(the ids of the sets a batch of moves reads and writes, those of them that take their
+    arrivals in): sets a member leaves that is not among the arrivals, and, when the arrivals
+    would pass ARRIVALS_MAX, those holding the most of them, until half that is left."""
+    if not len(manifest):
+        return set(), set()
+    arrivals = {record: manifest.set_for(record) for record in manifest.arrivals}
+    read: set[int] = set()
     for move in moves:
-        for record in (move.old, move.new):
-            index = manifest.set_for(record[:SORT_BYTES]) if record else -1
-            if index >= 0:
-                touched.add(manifest.sets[index].set_id)
-    return touched
+        if move.old is not None:
+            if move.old in arrivals:
+                del arrivals[move.old]
+            else:
+                read.add(manifest.set_for(move.old))
+        if move.new is not None:
+            arrivals[move.new] = manifest.set_for(move.new)
+    fold: set[int] = set()
+    if len(arrivals) > ARRIVALS_MAX:
+        left = len(arrivals)
+        for index, count in Counter(arrivals.values()).most_common():
+            fold.add(index)
+            left -= count
+            if left <= ARRIVALS_MAX // 2:
+                break
+    ids = {manifest.set_id(index) for index in read | fold}
+    return ids, {manifest.set_id(index) for index in fold}
 
 
-def moves_apply(manifest: Manifest, loaded: dict[int, bytes], moves: list[Move]) -> Rewrite:
-    """Apply moves to the manifest (in place) and to the sets it lists (`loaded`: set id -> blob
-    of every set `sets_touched` named). A record is removed only if present and inserted only if
-    absent, so the same moves applied twice change nothing."""
-    members: dict[int, list[bytes]] = {}  # index in manifest -> records, for changed sets
+def moves_apply(
+    manifest: Manifest, loaded: dict[int, bytes], moves: list[Move], fold: set[int] = frozenset()
+) -> Rewrite:
+    """Apply moves to the manifest (in place, with its score counts read) and to the sets it lists.
+
+    `loaded`: set id -> records blob of every set `sets_to_read` named (and the inline one);
+    `fold`: those that take their arrivals in. A member leaving a set leaves its arrivals, or
+    the set (which is written); a member joining one joins the manifest's arrivals, unless the
+    set takes them in (folded, new, or kept inside the manifest). So most moves write the
+    manifest and the sets members leave; a set's arrivals are written into it together, once
+    there are many. A record is removed only if present and inserted only if absent, so the same
+    moves applied twice change nothing."""
+    members: dict[int, list[bytes]] = {}  # index in manifest -> records, for sets written
+    counts: dict[int, Counter[int]] = {}  # index in manifest -> change of its score counts
+    arrived: set[int] = set()  # indexes of sets whose arrivals changed
+    whole = set(fold) | set(manifest.inline)
+
+    def taking_in(index: int) -> bool:
+        return manifest.set_id(index) in whole or manifest.set_version(index) == 0
 
     def records(index: int) -> list[bytes]:
+        """A written set's records (with its arrivals, when it takes them in)."""
         if index not in members:
-            members[index] = records_of(loaded.get(manifest.sets[index].set_id, b""))
+            set_id = manifest.set_id(index)
+            taken = manifest.arrivals_of(set_id) if taking_in(index) else []
+            for record in taken:
+                del manifest.arrivals[record]
+            members[index] = sorted(records_of(loaded.get(set_id, b"")) + taken)
         return members[index]
 
+    def change(index: int, record: bytes, by: int) -> None:
+        counts.setdefault(index, Counter())[record_score(record)] += by
+
     for move in moves:
-        if move.old is not None and manifest.sets:
-            found = records(manifest.set_for(move.old[:SORT_BYTES]))
-            position = bisect.bisect_left(found, move.old)
-            if position < len(found) and found[position] == move.old:
-                del found[position]
+        if move.old is not None and len(manifest):
+            index = manifest.set_for(move.old)
+            if manifest.arrivals.pop(move.old, None) is not None:
+                change(index, move.old, -1)
+                arrived.add(index)
+            elif manifest.set_id(index) in loaded or taking_in(index):
+                found = records(index)
+                position = bisect.bisect_left(found, move.old)
+                if position < len(found) and found[position] == move.old:
+                    del found[position]
+                    change(index, move.old, -1)
         if move.new is not None:
-            if not manifest.sets:
-                manifest.sets.append(SetInfo(new_set_id(), 0, 0, move.new[:SORT_BYTES], {}))
-            found = records(manifest.set_for(move.new[:SORT_BYTES]))
-            position = bisect.bisect_left(found, move.new)
-            if position == len(found) or found[position] != move.new:
-                found.insert(position, move.new)
-    return _sets_replace(manifest, members)
+            if not len(manifest):
+                manifest.splice(0, 0, [SetInfo(new_set_id(), 0, 0, separator(move.new), {})])
+            index = manifest.set_for(move.new)
+            if taking_in(index):
+                found = records(index)
+                position = bisect.bisect_left(found, move.new)
+                if position == len(found) or found[position] != move.new:
+                    found.insert(position, move.new)
+                    change(index, move.new, 1)
+            elif move.new not in manifest.arrivals:
+                manifest.arrivals[move.new] = manifest.set_id(index)
+                change(index, move.new, 1)
+                arrived.add(index)
+    for set_id in fold:  # take in the arrivals of folded sets no move touched
+        if set_id in loaded:
+            records(manifest.set_ids().index(set_id))
+    return _sets_replace(manifest, members, counts, arrived)
 
 
-def _sets_replace(manifest: Manifest, members: dict[int, list[bytes]]) -> Rewrite:
-    """Put the changed sets back (a new version under the same id), splitting full ones and
-    dropping empty ones, and recompute their manifest entries."""
+def _sets_replace(
+    manifest: Manifest,
+    members: dict[int, list[bytes]],
+    counts: dict[int, Counter[int]],
+    arrived: set[int],
+) -> Rewrite:
+    """Put the changed sets back (a new version under the same id), split full ones into new
+    sets and drop empty ones, and count the arrivals of the others, with their manifest entries
+    (last first, so indexes hold)."""
     rewrite = Rewrite()
-    replaced: list[SetInfo] = []
-    for index, info in enumerate(manifest.sets):
-        if index not in members:
-            replaced.append(info)
+    for index in sorted(set(members) | arrived, reverse=True):
+        info = manifest.info(index)
+        scores = Counter(info.scores)
+        scores.update(counts.get(index, {}))
+        scores = {score: n for score, n in scores.items() if n > 0}
+        waiting = manifest.arrivals_of(info.set_id)
+        records = members.get(index)
+        if records is None or (not records and waiting):
+            # The set's document stays as it is (or as its records left it): its entry counts
+            # its arrivals, and its last member may be one of them.
+            if not scores:
+                if info.version:
+                    rewrite.dropped.append(info.set_id)
+                manifest.splice(index, 1, [])
+                continue
+            version = info.version
+            if records is not None:  # written empty, its members all waiting
+                version += 1
+                rewrite.written[info.set_id] = (version, b"")
+            lasts = [info.last if records is None else b"", *map(separator, waiting[-1:])]
+            entry = SetInfo(info.set_id, version, sum(scores.values()), max(lasts), scores)
+            manifest.splice(index, 1, [entry])
             continue
-        parts = list(_split(members[index]))
-        if not parts:
-            rewrite.dropped.append(info.set_id)
-        for number, part in enumerate(parts):
-            set_id = info.set_id if number == 0 else new_set_id()
-            version = info.version + 1 if number == 0 else 1
-            rewrite.written[set_id] = (version, b"".join(part))
-            replaced.append(SetInfo.of(set_id, version, part))
-    manifest.sets = replaced
+        if not records:
+            if info.version:
+                rewrite.dropped.append(info.set_id)
+            manifest.splice(index, 1, [])
+        elif len(records) <= SET_MAX:
+            version = info.version + 1
+            rewrite.written[info.set_id] = (version, b"".join(records))
+            if info.version == 0:
+                rewrite.created.add(info.set_id)
+            last = max([separator(records[-1]), *map(separator, waiting[-1:])])
+            entry = SetInfo(info.set_id, version, len(records) + len(waiting), last, scores)
+            manifest.splice(index, 1, [entry])
+        else:
+            # Split into sets of their own, leaving the full one as it was until the manifest
+            # stops listing it: a writer stopped halfway loses nothing. (Only a set taking its
+            # arrivals in grows, so none are left waiting for it.)
+            parts = [SetInfo.of(new_set_id(), 1, part) for part in _split(records)]
+            for part, part_records in zip(parts, _split(records), strict=True):
+                rewrite.written[part.set_id] = (1, b"".join(part_records))
+                rewrite.created.add(part.set_id)
+            if info.version:
+                rewrite.dropped.append(info.set_id)
+            manifest.splice(index, 1, parts)
     return rewrite
 
 
 def _split(records: list[bytes]) -> Iterator[list[bytes]]:
-    """Equal parts of at most SET_MAX members (nothing for an empty set)."""
-    if not records:
-        return
+    """Equal parts of at most SET_MAX members (nothing for an empty set), each cut where the
+    separators differ (`_cut`)."""
     parts = -(-len(records) // SET_MAX)
-    size = -(-len(records) // parts)
-    for start in range(0, len(records), size):
-        yield records[start : start + size]
+    size = -(-len(records) // max(parts, 1))
+    start = 0
+    while start < len(records):
+        end = _cut(records, start, start + size)
+        yield records[start:end]
+        start = end
 
 
-def sets_build(ordered: Iterable[bytes], fill: int = SET_FILL) -> tuple[Manifest, Rewrite]:
-    """A manifest and its sets from records already in listing order (rebuilds, bulk loads)."""
-    manifest, rewrite, chunk = Manifest(version=1), Rewrite(), []
+def _cut(records: list[bytes], start: int, wanted: int) -> int:
+    """Where to end a set that starts at `start`: at `wanted` or the nearest place after it
+    (else before it) whose two members have different separators, so a bisect on separators
+    finds every member's set; the end of the records when there is none."""
+    if wanted >= len(records):
+        return len(records)
+    for end in itertools.chain(range(wanted, len(records)), range(wanted - 1, start, -1)):
+        if separator(records[end - 1]) != separator(records[end]):
+            return end
+    return len(records)
+
+
+def sets_build(ordered: Iterable[bytes], fill: int | None = None) -> tuple[Manifest, Rewrite]:
+    """A manifest and its sets from records already in listing order (rebuilds, bulk loads),
+    `fill` members a set (SET_FILL)."""
+    fill = fill or SET_FILL
+    manifest, rewrite, chunk, infos = Manifest(version=1), Rewrite(), [], []
 
     def flush() -> None:
         set_id = new_set_id()
         rewrite.written[set_id] = (1, b"".join(chunk))
-        manifest.sets.append(SetInfo.of(set_id, 1, chunk))
+        rewrite.created.add(set_id)
+        infos.append(SetInfo.of(set_id, 1, chunk))
         chunk.clear()
 
     for record in ordered:
-        chunk.append(record)
-        if len(chunk) == fill:
+        if len(chunk) >= fill and separator(chunk[-1]) != separator(record):
             flush()
+        chunk.append(record)
     if chunk:
         flush()
+    manifest.splice(0, 0, infos)
     return manifest, rewrite
 
 
 def manifest_repair(manifest: Manifest, stored: dict[int, tuple[int, bytes]]) -> bool:
     """Recompute the entries of sets whose stored version differs from the manifest's (a writer
-    stopped between writing a set and its manifest). Returns whether anything changed."""
+    stopped between writing a set and its manifest), with the arrivals it took in. Returns
+    whether anything changed."""
     repaired = False
-    for index, info in enumerate(manifest.sets):
-        version, blob = stored.get(info.set_id, (info.version, None))
-        if version != info.version and blob is not None:
+    for index in range(len(manifest)):
+        set_id, listed = manifest.set_id(index), manifest.set_version(index)
+        version, blob = stored.get(set_id, (listed, None))
+        if version != listed and blob is not None:
             records = records_of(blob)
-            manifest.sets[index] = (
-                SetInfo.of(info.set_id, version, records)
+            present = set(records)
+            for record in manifest.arrivals_of(set_id):
+                if record in present:
+                    del manifest.arrivals[record]  # taken in by the write the manifest missed
+                else:
+                    records.append(record)
+            records.sort()
+            info = (
+                SetInfo.of(set_id, version, records)
                 if records
-                else SetInfo(info.set_id, version, 0, info.last, {})
+                else SetInfo(set_id, version, 0, manifest.last(index), {})
             )
+            manifest.splice(index, 1, [info])
             repaired = True
     return repaired

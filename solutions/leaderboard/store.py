@@ -7,20 +7,23 @@ This is the only module that names an entry field path or a board collection.
     {_id: <programmer id>, handle, groups: ["country:BD", "org:..."],
      days: {"<epoch day>": count}, last: {"<epoch day>": latest solve time that day},
      sums: {"<day>": score}, keys: {"<day>": sort key},
-     applied: [ids of the latest solves counted],
-     placed: {keys, handle, groups}}      # what the orders hold for this programmer
+     applied: [ids of the latest solves counted], rev: <changes so far>,
+     trimmed: <the day old days were last trimmed>,
+     placed: {keys, handle, groups, rev}}  # what the orders hold for this programmer
 
 A solve runs one aggregation-pipeline update on the entry (`solve_pipeline`) that adds the day's
 count and recomputes the forward-dated sums and sort keys of every day the solve touches (see
-`maths`), trimming days that can no longer change anything. The update is idempotent by the
-solve's id (``applied``): a retry after a fault counts nothing twice. Real MongoDB can serve "the
-board of day D" from the wildcard indexes on ``sums.$**`` and ``keys.$**`` (the seed's design).
+`maths`), trimming, once a day, days that can no longer change anything. The update is idempotent
+by the solve's id (``applied``): a retry after a fault counts nothing twice. Real MongoDB can
+serve "the board of day D" from the wildcard indexes on ``sums.$**`` and ``keys.$**`` (the
+seed's design).
 
 **Orders** (``orders`` and ``order_sets``): the listing order of each (board, day, group), as
-sorted entry sets with a manifest (see `sets`); the manifest's score counts are the day's
-histogram. Reading a page, a rank or a neighbourhood is a manifest read plus at most one read of
-sets by `_id`, at any size. Orders are kept forward-dated like the sums, so a new day needs no
-cron, no rebuild and no scan: its order was written by the solves that made it.
+sorted entry sets with a manifest (see `sets`); the manifest's histogram is the day's rank data.
+Reading a page, a rank or a neighbourhood is a manifest read plus at most one read of sets by
+`_id`, at any size, and each read asks only for the manifest columns it uses. Orders are kept
+forward-dated like the sums, so a new day needs no cron, no rebuild and no scan: its order was
+written by the solves that made it.
 
 Why `_id` reads: the embedded server (SecantusDB 0.7, the default and the test server) never uses
 a wildcard index (``keys.$**`` is kept as a plain index on the literal path, so every
@@ -28,17 +31,21 @@ a wildcard index (``keys.$**`` is kept as a plain index on the literal path, so 
 with sort and limit decodes every document of the range first), and its ``findAndModify`` on an
 existing document scans the whole collection. `_id` point reads and writes, ``$in`` on `_id`,
 and binary values stay fast on it at any size, and on every other MongoDB-compatible engine.
+What costs there is the number of documents a command touches (a fraction of a millisecond each,
+in one Python process), so a solve moves every order of every board with the same few commands:
+read the manifests, read the sets the moves touch, write the sets, write the manifests.
 
 **How a solve moves the orders.** The entry changes first (atomically, once); orders follow.
-Each entry records in ``placed`` what the orders hold for it. Before counting, a solve lists its
-programmer as pending in the board's ``appliers`` document; whoever holds that document's lease
-reads the pending entries, records in ``placing`` where it is moving each programmer, moves them
-from ``placed`` to their current keys in every order they are in, then updates ``placed``. One
-applier per board means the orders never see two writers, and solves that arrive together are
-applied in one batch. Moves are idempotent (a record is removed if present, inserted if absent;
-manifests are recomputed from the sets), so a crash anywhere leaves the programmer pending and
-the next solve on that board, a retry, or the repair task finishes the job, taking out whatever
-the stopped batch may have placed: nothing is lost and nothing moves twice.
+Each entry records in ``placed`` what the orders hold for it and at which ``rev`` of the entry.
+One applier at a time moves orders, whoever holds the lease of the ``appliers`` document: it
+moves each programmer from ``placed`` to their current keys in every order they are in, then
+updates ``placed`` (never back to an older ``rev``). A solve that finds the lease free takes it
+and moves its own programmer (two small commands around the work); one that finds it held lists
+its programmer as pending there and waits: the next holder moves everybody pending in one batch,
+so solves that arrive together cost one batch. Moves are idempotent (a record is removed if
+present, inserted if absent; manifests follow the sets' contents), so a crash anywhere leaves the
+work to a retry, the next holder, or the repair task (a solve is marked applied in the ``solves``
+log only once its orders moved): nothing is lost and nothing moves twice.
 """
 
 from __future__ import annotations
@@ -55,9 +62,17 @@ from typing import TypeVar
 from bson import Binary
 from django.conf import settings
 from django.utils import timezone
-from pymongo import ASCENDING, DeleteOne, IndexModel, InsertOne, ReplaceOne, UpdateOne
+from pymongo import (
+    ASCENDING,
+    DeleteOne,
+    IndexModel,
+    InsertOne,
+    ReplaceOne,
+    ReturnDocument,
+    UpdateOne,
+)
 from pymongo.collection import Collection
-from pymongo.errors import BulkWriteError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from .. import mongo
 from . import maths, sets
@@ -68,10 +83,21 @@ APPLY_LEASE = dt.timedelta(seconds=30)  # longer than any batch takes; frees a c
 # outlives an applier that died holding it (its server was killed under it) and applies the
 # batch itself. Its answer then means that it is listed, with no repair task needed.
 APPLY_WAIT_SECONDS = 40.0
-APPLY_POLL_MAX_SECONDS = 0.05  # the longest pause between two looks at the lease while waiting
+APPLY_POLL_SECONDS = (0.004, 0.04)  # a waiter's first and longest pause between looks
+# SecantusDB checks every document an `$in` on `_id` finds against the whole list, in Python: n
+# ids cost n² comparisons (600 ids: a quarter of a second). Writers read by `$in` in at least
+# IN_READS commands of at most IN_MAX ids (the same number of commands for any single solve).
+IN_READS = 4
+IN_MAX = 40
+LEASE = "orders"  # the one applier document: every solve moves orders of every board
 READ_RETRIES = 3
 INLINE_MAX = 128  # an order this small keeps its one set inside its manifest: one write moves it
 T = TypeVar("T")
+
+
+class OrdersConflict(RuntimeError):
+    """Another writer changed a set or manifest first (an applier that outlived its lease): the
+    moves stay pending for the next applier."""
 
 
 @dataclass(frozen=True)
@@ -154,11 +180,17 @@ def _trimmed(document: str, oldest: int) -> dict:
     return {
         "$arrayToObject": {
             "$filter": {
-                "input": {"$objectToArray": {"$ifNull": [f"${document}", {}]}},
+                "input": {"$objectToArray": {"$ifNull": [document, {}]}},
                 "cond": {"$gte": [{"$toInt": "$$this.k"}, oldest]},
             }
         }
     }
+
+
+def _trimmed_today(document: str, oldest: int) -> dict:
+    """`_trimmed`, the first time the entry changes on a day (`$$fresh`): once trimmed for a
+    day, nothing older than `oldest` can be added to it that day."""
+    return {"$cond": ["$$fresh", _trimmed(document, oldest), {"$ifNull": [document, {}]}]}
 
 
 def _key_expression(score: dict, reached: dict) -> dict:
@@ -174,112 +206,114 @@ def _key_expression(score: dict, reached: dict) -> dict:
     }
 
 
-def _window(start: int, end: int, value: str) -> dict:
-    """The values (`n` counts or `t` times) of the days from `start` to `end` in `_w`."""
-    days = {
-        "$filter": {
-            "input": "$_w",
-            "cond": {"$and": [{"$gte": ["$$this.d", start]}, {"$lte": ["$$this.d", end]}]},
-        }
-    }
-    return {"$map": {"input": days, "in": f"$$this.{value}"}}
-
-
-def _merged(document: str, changes: dict) -> dict:
-    return {"$mergeObjects": [{"$ifNull": [f"${document}", {}]}, changes]}
-
-
-def _all_time_stages(event: SolveEvent) -> list[dict]:
+def _all_time_counting(event: SolveEvent) -> dict:
     key = maths.ALL_TIME_KEY
     total = {"$add": [{"$ifNull": [_field(key, "sums"), 0]}, event.value]}
     latest = {"$max": [{"$ifNull": [_field(key, "last"), event.at]}, event.at]}
-    return [
-        {"$set": {"sums": {key: total}, "last": {key: latest}}},
-        {"$set": {"keys": {key: _key_expression(_field(key, "sums"), _field(key, "last"))}}},
-    ]
-
-
-def _rolling_stages(window: maths.Window, event: SolveEvent, today: int) -> list[dict]:
-    day = str(event.day)
-    days = window.affected_days(event.day)
-    count = {"$add": [{"$ifNull": [_field(day, "days"), 0]}, event.value]}
-    latest = {"$max": [{"$ifNull": [_field(day, "last"), event.at]}, event.at]}
-    each_day = {
-        "$map": {
-            "input": {"$objectToArray": "$days"},
+    return {
+        "$let": {
+            "vars": {"total": total, "latest": latest},
             "in": {
-                "d": {"$toInt": "$$this.k"},
-                "n": "$$this.v",
-                "t": {"$getField": {"field": "$$this.k", "input": "$last"}},
+                "sums": {key: "$$total"},
+                "last": {key: "$$latest"},
+                "keys": {key: _key_expression("$$total", "$$latest")},
             },
         }
     }
-    sums = {str(d): {"$sum": _window(window.start(d), d, "n")} for d in days}
-    keys = {
-        str(d): _key_expression(
-            {"$sum": _window(window.start(d), d, "n")}, {"$max": _window(window.start(d), d, "t")}
-        )
-        for d in days
+
+
+def _window_counting(window: maths.Window, event: SolveEvent, today: int) -> dict:
+    """The day's count, then the sums and keys of every day the solve touches, each recomputed
+    from the daily counts in its window. The counts of the days any of them can see are read
+    once into an array, one field path a day as in the seed's pipeline, and the i-th day after
+    the solve's sums a slice of it; the expression stays the same size for any window (the
+    embedded server checks and evaluates expressions in Python). A solve of today is the latest
+    of every window it touches, so each day's key takes its time; a late one takes each day's
+    latest time in its window."""
+    day = str(event.day)
+    affected = window.affected_days(event.day)
+    first = window.start(event.day)  # the first day any of them counts
+    counted = range(first, min(affected[-1], max(today, event.day)) + 1)  # none after today
+    if window.kind == maths.ROLLING:  # day i counts from `first` + i, `days` of them
+        span = ["$$i", window.days]
+    else:  # a calendar period: every day counts from its start
+        span = [0, {"$add": ["$$i", event.day - first + 1]}]
+    each_day = {"$range": [0, len(affected)]}
+    windows = {"counts": [{"$ifNull": [f"$$days.{d}", 0]} for d in counted]}
+    if event.day >= today:
+        keys = {"$map": {"input": "$$scores", "in": _key_expression("$$this", "$$latest")}}
+    else:
+        windows["times"] = [f"$$last.{d}" for d in counted]
+        reached = {"$max": {"$slice": ["$$times", *span]}}
+        key = _key_expression({"$arrayElemAt": ["$$scores", "$$i"]}, reached)
+        keys = {"$map": {"input": each_day, "as": "i", "in": key}}
+    names = [str(d) for d in affected]
+    scores = {
+        "$map": {"input": each_day, "as": "i", "in": {"$sum": {"$slice": ["$$counts", *span]}}}
     }
-    return [
-        {"$set": {"days": _merged("days", {day: count}), "last": _merged("last", {day: latest})}},
-        {
-            "$set": {
-                "days": _trimmed("days", counts_from(window, today)),
-                "last": _trimmed("last", counts_from(window, today)),
-                "sums": _trimmed("sums", history_from(today)),
-                "keys": _trimmed("keys", history_from(today)),
-            }
+    count = {"$add": [{"$ifNull": [_field(day, "days"), 0]}, event.value]}
+    latest = {"$max": [{"$ifNull": [_field(day, "last"), event.at]}, event.at]}
+    changed = {
+        "days": _trimmed_today("$$days", counts_from(window, today)),
+        "last": _trimmed_today("$$last", counts_from(window, today)),
+        "sums": {
+            "$mergeObjects": [
+                _trimmed_today("$sums", history_from(today)),
+                {"$arrayToObject": {"$zip": {"inputs": [names, "$$scores"]}}},
+            ]
         },
-        {"$set": {"_w": each_day}},
-        {"$set": {"sums": _merged("sums", sums), "keys": _merged("keys", keys)}},
-        {"$unset": "_w"},
-    ]
+        "keys": {
+            "$mergeObjects": [
+                _trimmed_today("$keys", history_from(today)),
+                {"$arrayToObject": {"$zip": {"inputs": [names, keys]}}},
+            ]
+        },
+        "trimmed": today,
+    }
+    return {
+        "$let": {
+            "vars": {
+                "days": {"$mergeObjects": [{"$ifNull": ["$days", {}]}, {day: count}]},
+                "last": {"$mergeObjects": [{"$ifNull": ["$last", {}]}, {day: latest}]},
+                "latest": latest,
+                "fresh": {"$ne": ["$trimmed", today]},
+            },
+            "in": {
+                "$let": {
+                    "vars": windows,
+                    "in": {"$let": {"vars": {"scores": scores}, "in": changed}},
+                }
+            },
+        }
+    }
 
 
 def solve_pipeline(window: maths.Window, event: SolveEvent, today: int) -> list[dict]:
     """The one atomic update that counts `event` on a board with this window, once: an entry
-    that already lists the solve's id is left exactly as it is."""
+    that already lists the solve's id is left exactly as it is. One stage (the embedded server
+    copies the document at each stage)."""
     counting = (
-        _all_time_stages(event) if window.is_all_time else _rolling_stages(window, event, today)
+        _all_time_counting(event) if window.is_all_time else _window_counting(window, event, today)
     )
-    seen = {"$in": [event.solve_id, {"$ifNull": ["$applied", []]}]}
-    # Each stage keeps every field as it was when the solve was seen before.
-    guarded = []
-    for stage in counting:
-        if "$set" in stage:
-            guarded.append(
-                {
-                    "$set": {
-                        name: {"$cond": ["$_seen", f"${name}", value]}
-                        for name, value in stage["$set"].items()
-                    }
-                }
-            )
-        else:
-            guarded.append(stage)
-    applied = {
-        "$slice": [
-            {"$concatArrays": [{"$ifNull": ["$applied", []]}, [event.solve_id]]},
-            -APPLIED_KEPT,
-        ]
+    applied = {"$ifNull": ["$applied", []]}
+    changes = {
+        "handle": event.handle,
+        "groups": list(event.groups),
+        "applied": {"$slice": [{"$concatArrays": [applied, [event.solve_id]]}, -APPLIED_KEPT]},
+        "rev": {"$add": [{"$ifNull": ["$rev", 0]}, 1]},
     }
-    identity = {"handle": event.handle, "groups": list(event.groups)}
-    return [
-        {"$set": {"_seen": seen}},
-        *guarded,
-        {"$set": {**identity, "applied": {"$cond": ["$_seen", "$applied", applied]}}},
-        {"$unset": "_seen"},
-    ]
+    seen = {"$in": [event.solve_id, applied]}
+    counted = {"$mergeObjects": ["$$ROOT", counting, changes]}
+    return [{"$replaceWith": {"$cond": [seen, "$$ROOT", counted]}}]
 
 
 # --- entries ----------------------------------------------------------------------------------
 
 
 def entry_count_solve(board_slug: str, window: maths.Window, event: SolveEvent, today: int) -> None:
-    """Count a solve in the programmer's entry, once whatever the retries. The programmer is
-    listed as pending first, so a crash right after the count still leaves the orders to follow."""
-    pending_add(board_slug, [event.programmer_id])
+    """Count a solve in the programmer's entry, once whatever the retries. Until its orders
+    follow (`orders_catch_up`), the solve stays unapplied in the log, for a retry or the repair
+    task to finish."""
     entries(board_slug).update_one(
         {"_id": event.programmer_id}, solve_pipeline(window, event, today), upsert=True
     )
@@ -316,16 +350,31 @@ def entries_keys(
     }
 
 
-def entry_replace(board_slug: str, programmer_id: int, document: dict | None) -> None:
-    """Set a programmer's entry to one computed from their solves (None: off the board), keeping
-    what the orders hold, then bring the orders along (only this programmer moves)."""
-    pending_add(board_slug, [programmer_id])
-    fields = document or {"handle": "", "groups": [], "sums": {}, "keys": {}}
-    fields = {name: value for name, value in fields.items() if name != "_id"}
-    unset = {name: "" for name in ("days", "last") if name not in fields}
-    update = {"$set": fields, **({"$unset": unset} if unset else {})}
-    entries(board_slug).update_one({"_id": programmer_id}, update, upsert=True)
-    orders_catch_up(board_slug, [programmer_id])
+def entries_replace(programmer_id: int, documents: dict[str, dict | None]) -> None:
+    """Set a programmer's entries ({board slug: entry computed from their solves, None: off the
+    board}), keeping what the orders hold, then bring the orders along (only this programmer
+    moves). The programmer is listed as pending first, so a crash right after still leaves the
+    orders to the next applier."""
+    marker = secrets.token_hex(8)
+    _pending_add([_item(slug, programmer_id, marker) for slug in documents])
+    for board_slug, document in documents.items():
+        fields = document or {"handle": "", "groups": [], "sums": {}, "keys": {}}
+        fields = {name: value for name, value in fields.items() if name not in ("_id", "rev")}
+        unset = {name: "" for name in ("days", "last") if name not in fields}
+        update = {"$set": fields, "$inc": {"rev": 1}, **({"$unset": unset} if unset else {})}
+        entries(board_slug).update_one({"_id": programmer_id}, update, upsert=True)
+    orders_catch_up([(slug, programmer_id) for slug in documents])
+
+
+def placement(entry: dict) -> dict:
+    """What the orders hold for an entry once it is placed: its keys, handle and groups, and
+    the entry's revision they reflect."""
+    return {
+        "keys": entry.get("keys", {}),
+        "handle": entry.get("handle", ""),
+        "groups": entry.get("groups", []),
+        "rev": entry.get("rev", 0),
+    }
 
 
 # --- manifests and sets --------------------------------------------------------------------------
@@ -340,68 +389,93 @@ def _set_doc_id(order: str, set_id: int) -> str:
     return f"{order}|{set_id}"
 
 
+# What each reader asks of a manifest: a page needs the sets' lengths, a place also their last
+# members, a rank only the histogram; writers read it all.
+_PAGE = {"v": 1, "ids": 1, "vers": 1, "lens": 1, "hist": 1, "inline": 1, "arrivals": 1}
+_PLACE = {**_PAGE, "lasts": 1}
+_HISTOGRAM = {"hist": 1}
+
+
 def _manifest_decode(document: dict | None) -> sets.Manifest:
-    """A manifest from its stored form: per set, id, version, length, last member's sort bytes
-    and its score counts, packed in one binary value."""
+    """A manifest from its stored columns (see `manifest_document`), as far as they were read."""
     if document is None:
         return sets.Manifest()
-    raw, infos, i = bytes(document["sets"]), [], 0
-    while i < len(raw):
-        set_id = int.from_bytes(raw[i : i + 8], "big")
-        version = int.from_bytes(raw[i + 8 : i + 12], "big")
-        length = int.from_bytes(raw[i + 12 : i + 16], "big")
-        last = raw[i + 16 : i + 16 + sets.SORT_BYTES]
-        i += 16 + sets.SORT_BYTES
-        count = int.from_bytes(raw[i : i + 2], "big")
-        scores = {
-            int.from_bytes(raw[j : j + 4], "big"): int.from_bytes(raw[j + 4 : j + 8], "big")
-            for j in range(i + 2, i + 2 + 8 * count, 8)
-        }
-        i += 2 + 8 * count
-        infos.append(sets.SetInfo(set_id, version, length, last, scores))
-    manifest = sets.Manifest(infos, document["v"])
-    if document.get("inline") is not None and infos:
-        manifest.inline = {infos[0].set_id: (infos[0].version, bytes(document["inline"]))}
+    manifest = sets.Manifest(
+        version=document.get("v", 0),
+        ids=document.get("ids", b""),
+        versions=document.get("vers", b""),
+        lengths=document.get("lens", b""),
+        lasts=document.get("lasts"),
+        score_counts=document.get("nscores"),
+        score_pairs=document.get("scores", b""),
+        histogram=sets.histogram_unpack(document.get("hist", b"")),
+        trash=document.get("trash", []),
+        arrivals=_arrivals_unpack(document.get("arrivals", b"")),
+    )
+    if document.get("inline") is not None and len(manifest) == 1:
+        only = manifest.set_id(0)
+        manifest.inline = {only: (manifest.set_version(0), bytes(document["inline"]))}
     return manifest
 
 
-def _manifest_encode(manifest: sets.Manifest) -> Binary:
-    parts = []
-    for info in manifest.sets:
-        parts.append(
-            info.set_id.to_bytes(8, "big")
-            + info.version.to_bytes(4, "big")
-            + info.length.to_bytes(4, "big")
-            + info.last
-            + len(info.scores).to_bytes(2, "big")
-            + b"".join(s.to_bytes(4, "big") + n.to_bytes(4, "big") for s, n in info.scores.items())
-        )
-    return Binary(b"".join(parts))
+def _arrivals_unpack(packed: bytes) -> Iterator[tuple[bytes, int]]:
+    width = 8 + sets.RECORD_BYTES
+    for i in range(0, len(packed), width):
+        yield packed[i + 8 : i + width], int.from_bytes(packed[i : i + 8], "big")
+
+
+def _arrivals_pack(arrivals: dict[bytes, int]) -> bytes:
+    return b"".join(arrivals[r].to_bytes(8, "big") + r for r in sorted(arrivals))
 
 
 def manifest_document(manifest: sets.Manifest) -> dict:
-    """A manifest as stored, with the records of a small order's one set inside it."""
+    """A manifest as stored: one binary value for each column of its sets (id, version, length,
+    separator of the last member, number of score counts), their score counts, the histogram,
+    the records of a small order's one set, the sets to delete once no reader can still be on
+    their way to them, and the arrivals (each with the id of its set)."""
     inline = next(iter(manifest.inline.values()), None)
     return {
         "v": manifest.version,
-        "sets": _manifest_encode(manifest),
+        "ids": Binary(bytes(manifest.ids)),
+        "vers": Binary(bytes(manifest.versions)),
+        "lens": Binary(bytes(manifest.lengths)),
+        "lasts": Binary(bytes(manifest.lasts or b"")),
+        "nscores": Binary(bytes(manifest.score_counts)),
+        "scores": Binary(bytes(manifest.score_pairs)),
+        "hist": Binary(sets.histogram_pack(manifest.histogram)),
         "inline": Binary(inline[1]) if inline else None,
+        "trash": manifest.trash,
+        "arrivals": Binary(_arrivals_pack(manifest.arrivals)),
     }
 
 
+def _by_ids(collection: Collection, ids: Iterable) -> Iterator[dict]:
+    """The documents with these `_id`s, in `$in` reads of a few dozen ids (see IN_READS)."""
+    wanted = list(ids)
+    if not wanted:
+        return
+    reads = max(min(IN_READS, len(wanted)), -(-len(wanted) // IN_MAX))
+    size = -(-len(wanted) // reads)
+    for start in range(0, len(wanted), size):
+        part = wanted[start : start + size]
+        # One batch each: the server leaves a cursor open when a batch ends exactly at its size.
+        yield from collection.find({"_id": {"$in": part}}, batch_size=len(part) + 1)
+
+
 def manifests_read(order_ids: Iterable[str]) -> dict[str, sets.Manifest]:
+    """Whole manifests, for writers."""
     wanted = list(order_ids)
-    found = {doc["_id"]: doc for doc in orders().find({"_id": {"$in": wanted}})}
+    found = {doc["_id"]: doc for doc in _by_ids(orders(), wanted)}
     return {order: _manifest_decode(found.get(order)) for order in wanted}
 
 
-def _manifest_read(order: str) -> sets.Manifest:
-    return _manifest_decode(orders().find_one({"_id": order}))
+def _manifest_read(order: str, fields: dict) -> sets.Manifest:
+    return _manifest_decode(orders().find_one({"_id": order}, fields))
 
 
 def histogram_read(board_slug: str, day_key: str, scope: str = "") -> dict[int, int]:
     """{score: number of programmers} of one board day: one `_id` read."""
-    return _manifest_read(order_id(board_slug, day_key, scope)).histogram
+    return _manifest_read(order_id(board_slug, day_key, scope), _HISTOGRAM).histogram
 
 
 def _sets_fetch(order: str, set_ids: Iterable[int]) -> dict[int, tuple[int, bytes]]:
@@ -418,23 +492,22 @@ class _Behind(Exception):
 
 
 def _records(order: str, manifest: sets.Manifest, indexes: Iterable[int], last_try: bool):
-    """The records of the listed sets, in order. A set newer than the manifest means a writer is
-    between writing it and the manifest: read again, or on the last try take the sets as they
-    are and recompute the manifest's entries from them."""
+    """The records of the listed sets with their arrivals, in order. A set newer than the
+    manifest means a writer is between writing it and the manifest: read again, or on the last
+    try take the sets as they are and recompute the manifest's entries from them."""
     chosen = sorted(set(indexes))
-    external = [
-        manifest.sets[i].set_id for i in chosen if manifest.sets[i].set_id not in manifest.inline
-    ]
+    listed = {i: (manifest.set_id(i), manifest.set_version(i)) for i in chosen}
+    external = [set_id for set_id, _v in listed.values() if set_id not in manifest.inline]
     stored = {**manifest.inline, **_sets_fetch(order, external)}
-    if any(
-        stored.get(manifest.sets[i].set_id, (None,))[0] != manifest.sets[i].version for i in chosen
-    ):
+    if any(stored.get(set_id, (None,))[0] != version for set_id, version in listed.values()):
         if not last_try:
             raise _Behind
         sets.manifest_repair(manifest, stored)
     records: list[bytes] = []
-    for i in chosen:
-        records += sets.records_of(stored.get(manifest.sets[i].set_id, (0, b""))[1])
+    for set_id, _version in listed.values():
+        written = sets.records_of(stored.get(set_id, (0, b""))[1])
+        arrived = manifest.arrivals_of(set_id)
+        records += sorted(written + arrived) if arrived else written
     return records
 
 
@@ -456,15 +529,16 @@ def order_page(
     order = order_id(board_slug, day_key, scope)
 
     def read(last_try: bool) -> tuple[dict[int, int], list[sets.Member]]:
-        manifest = _manifest_read(order)
+        manifest = _manifest_read(order, _PAGE)
         first = manifest.set_at(offset)
         if first is None or limit <= 0:
             return manifest.histogram, []
         index, inside = first
-        wanted, covered = [index], manifest.sets[index].length - inside
-        while covered < limit and wanted[-1] + 1 < len(manifest.sets):
+        lengths = manifest.set_lengths()
+        wanted, covered = [index], lengths[index] - inside
+        while covered < limit and wanted[-1] + 1 < len(lengths):
             wanted.append(wanted[-1] + 1)
-            covered += manifest.sets[wanted[-1]].length
+            covered += lengths[wanted[-1]]
         records = _records(order, manifest, wanted, last_try)
         members = [sets.Member.from_record(r) for r in records[inside : inside + limit]]
         return manifest.histogram, members
@@ -479,8 +553,8 @@ def member_position(board_slug: str, day_key: str, scope: str, member: sets.Memb
     record = member.record()
 
     def read(last_try: bool) -> int | None:
-        manifest = _manifest_read(order)
-        index = manifest.set_for(record[: sets.SORT_BYTES])
+        manifest = _manifest_read(order, _PLACE)
+        index = manifest.set_for(record)
         if index < 0:
             return None
         records = _records(order, manifest, [index], last_try)
@@ -496,9 +570,9 @@ def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator
     """Every member of a board day in listing order, a few sets at a time (background work such
     as rank-history snapshots: its cost grows with the board, so never on a request)."""
     order = order_id(board_slug, day_key, scope)
-    manifest = _manifest_read(order)
-    for start in range(0, len(manifest.sets), 16):
-        chosen = range(start, min(start + 16, len(manifest.sets)))
+    manifest = _manifest_read(order, _PAGE)
+    for start in range(0, len(manifest), 16):
+        chosen = range(start, min(start + 16, len(manifest)))
         for record in _records(order, manifest, chosen, last_try=True):
             yield sets.Member.from_record(record)
 
@@ -506,216 +580,285 @@ def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator
 # --- moving the orders -------------------------------------------------------------------------
 
 
-def pending_add(board_slug: str, programmer_ids: list[int]) -> None:
-    appliers().update_one(
-        {"_id": board_slug}, {"$addToSet": {"pending": {"$each": programmer_ids}}}, upsert=True
-    )
+def _item(board_slug: str, programmer_id: int, tag: str) -> str:
+    """A pending entry of the applier document: a programmer on a board, tagged by whoever
+    listed them (so one request's listing is never mistaken for another's)."""
+    return f"{board_slug}|{programmer_id}|{tag}"
+
+
+def _applier_update(update: dict) -> None:
+    """Change the applier document, made on first use. Two first uses at once can both try to
+    make it: the loser's update is simply applied again (each is idempotent)."""
+    try:
+        appliers().update_one({"_id": LEASE}, update, upsert=True)
+    except DuplicateKeyError:
+        appliers().update_one({"_id": LEASE}, update)
+
+
+def _pending_add(items: list[str]) -> None:
+    if items:
+        _applier_update({"$addToSet": {"pending": {"$each": items}}})
 
 
 def pending_clear(board_slug: str) -> None:
-    appliers().update_one({"_id": board_slug}, {"$set": {"pending": []}}, upsert=True)
+    """Forget the programmers pending on a board (its orders were just rebuilt from scratch)."""
+    _applier_update({"$pull": {"pending": {"$regex": f"^{board_slug}\\|"}}})
 
 
-def _lease_take(board_slug: str, token: str) -> list[int] | None:
-    """Take the board's lease if it is free (or expired): its pending programmers, else None."""
+def _lease_take(token: str) -> dict | None:
+    """Take the lease if it is free (or expired): the applier document (who is pending, and
+    what a holder that stopped midway meant to place), else None. The applier collection holds
+    one document, so even the embedded server's `findAndModify` is cheap."""
     now = timezone.now()
-    taken = appliers().update_one(
-        {"_id": board_slug, "until": {"$not": {"$gt": now}}},
-        {"$set": {"until": now + APPLY_LEASE, "token": token}},
-    )
-    if taken.modified_count != 1:
-        return None
-    return _pending(board_slug)
-
-
-def _lease_release(board_slug: str, token: str, done: list[int]) -> None:
-    appliers().update_one(
-        {"_id": board_slug, "token": token},
-        {"$pullAll": {"pending": done}, "$set": {"until": None}},
-    )
-
-
-def _pending(board_slug: str) -> list[int]:
-    document = appliers().find_one({"_id": board_slug}, {"pending": 1}) or {}
-    return list(document.get("pending", []))
-
-
-def orders_catch_up(board_slug: str, programmer_ids: Iterable[int] = ()) -> None:
-    """Bring the board's orders up to date with its entries, at least for `programmer_ids`
-    (all pending ones when empty). Takes the board's lease and applies everything pending in one
-    batch; while somebody else holds it, waits for them to apply these programmers.
-
-    Done means the orders hold each programmer's entry as it is now (`_unplaced`), not merely
-    that they left the pending list: an applier may have read an entry just before this
-    request's count changed it, then taken the programmer off the list as applied. Such a
-    programmer goes back on the list, and the next batch moves them again."""
-    mine = set(programmer_ids)
-    token = secrets.token_hex(8)
-    deadline = time.monotonic() + APPLY_WAIT_SECONDS
-    pause = 0.003
-    while True:
-        pending = _lease_take(board_slug, token)
-        if pending is not None:
-            try:
-                if pending:
-                    _orders_apply(board_slug, pending)
-            except BaseException:
-                # Nothing is taken off the pending list: the next batch applies it all again.
-                mongo.cleanup(lambda: _lease_release(board_slug, token, []))
-                raise
-            _lease_release(board_slug, token, pending)
-            if mine.issubset(pending):
-                return  # their entries were read after this request changed them
-        if not mine.intersection(_pending(board_slug)):
-            unplaced = _unplaced(board_slug, mine)
-            if not unplaced:
-                return  # another request applied them
-            pending_add(board_slug, sorted(unplaced))  # it read them before this request's change
-        if time.monotonic() > deadline:
-            return  # still pending: the next solve on this board or the repair task applies it
-        time.sleep(pause)
-        pause = min(pause * 2, APPLY_POLL_MAX_SECONDS)  # a long wait must not load the server
-
-
-def _unplaced(board_slug: str, programmer_ids: set[int]) -> set[int]:
-    """Those of these programmers whose entry the orders do not hold as it is (one `$in`)."""
-    if not programmer_ids:
-        return set()
-    fields = {"keys": 1, "handle": 1, "groups": 1, "placed": 1, "placing": 1}
-    found = entries(board_slug).find({"_id": {"$in": list(programmer_ids)}}, fields)
-    return {
-        entry["_id"]
-        for entry in found
-        if entry.get("placed") != placement(entry) or entry.get("placing")
-    }
-
-
-def _placement_moves(entry: dict, oldest_day: int) -> dict[tuple[str, str], list[sets.Move]]:
-    """{(day, scope): moves} taking a programmer from what the orders hold (`placed`, and what a
-    batch that stopped midway was `placing`) to their current keys, handle and groups."""
-    empty = {"keys": {}, "handle": "", "groups": []}
-    placed, placing = entry.get("placed") or empty, entry.get("placing", [])
-    pid = entry["_id"]
-    new_scopes = {"", *entry.get("groups", [])}
-    keys = entry.get("keys", {})
-
-    def record(held: dict, day_key: str, scope: str) -> bytes | None:
-        key = held["keys"].get(day_key, 0)
-        if key > 0 and scope in {"", *held["groups"]}:
-            return sets.Member(key, held["handle"], pid).record()
-        return None
-
-    moves: dict[tuple[str, str], list[sets.Move]] = defaultdict(list)
-    for day_key in set(keys).union(*(held["keys"] for held in [placed, *placing])):
-        if day_key != maths.ALL_TIME_KEY and int(day_key) < oldest_day:
-            continue  # nobody reads a board older than the history kept
-        new_key = keys.get(day_key, 0)
-        for scope in new_scopes.union(*({"", *held["groups"]} for held in [placed, *placing])):
-            old = record(placed, day_key, scope)
-            new = None
-            if new_key > 0 and scope in new_scopes:
-                new = sets.Member(new_key, entry["handle"], pid).record()
-            stale = {record(held, day_key, scope) for held in placing} - {None, old, new}
-            moves[(day_key, scope)] += [sets.Move(r, None) for r in sorted(stale)]
-            if old != new:
-                moves[(day_key, scope)].append(sets.Move(old, new))
-    return {where: day_moves for where, day_moves in moves.items() if day_moves}
-
-
-def _orders_apply(board_slug: str, programmer_ids: list[int]) -> None:
-    """Move these programmers in every order they are in, then record what the orders hold.
-
-    What a move places is recorded first (`placing`): a batch that stops midway may have written
-    some orders and not others, and the next batch must take out whatever it left, even after the
-    programmer's keys have changed again."""
-    found = list(entries(board_slug).find({"_id": {"$in": programmer_ids}}))
-    oldest = history_from(_today())
-    by_order: dict[str, list[sets.Move]] = defaultdict(list)
-    moving = []
-    for entry in found:
-        moves = _placement_moves(entry, oldest)
-        for (day_key, scope), day_moves in moves.items():
-            by_order[order_id(board_slug, day_key, scope)] += day_moves
-        if moves:
-            moving.append(
-                UpdateOne({"_id": entry["_id"]}, {"$push": {"placing": placement(entry)}})
-            )
-    if moving:
-        entries(board_slug).bulk_write(moving, ordered=False)
-    _manifests_move(by_order)
-    placed = [
-        UpdateOne(
-            {"_id": entry["_id"]},
-            {"$set": {"placed": placement(entry)}, "$unset": {"placing": ""}},
+    try:
+        taken = appliers().find_one_and_update(
+            {"_id": LEASE, "until": {"$not": {"$gt": now}}},
+            {"$set": {"until": now + APPLY_LEASE, "token": token}},
+            projection={"pending": 1, "token": 1, "intent": 1},
+            upsert=True,
+            return_document=ReturnDocument.AFTER,
         )
-        for entry in found
-    ]
-    if placed:
-        entries(board_slug).bulk_write(placed, ordered=False)
+    except DuplicateKeyError:
+        taken = None
+    if taken is None or taken.get("token") != token:
+        # Held by somebody else, as a rule. But under concurrent writers SecantusDB 0.7 can
+        # answer "nothing matched" (or a duplicate key) to a findAndModify that did take it.
+        taken = appliers().find_one({"_id": LEASE, "token": token}, {"pending": 1, "intent": 1})
+    return taken
+
+
+def _lease_release(token: str, done: list[str] | None) -> None:
+    """Give the lease back; `done`: what was moved (None: nothing, the batch failed), pulled
+    from the pending entries, and the placements meant are then forgotten."""
+    update: dict = {"$set": {"until": None}}
+    if done is not None:
+        update["$unset"] = {"intent": ""}
+        if done:
+            update["$pullAll"] = {"pending": done}
+    appliers().update_one({"_id": LEASE, "token": token}, update)
+
+
+def _intents_record(token: str, placements: dict[str, list[dict]]) -> None:
+    """Before moving any order, record where the batch puts each programmer ("board|id"),
+    after where earlier batches that stopped midway meant to: each may have left them there, so
+    the next holder takes them all out again."""
+    if placements:
+        update = {f"intent.{key}": meant for key, meant in placements.items()}
+        appliers().update_one({"_id": LEASE, "token": token}, {"$set": update})
+
+
+def _still_pending(items: list[str]) -> tuple[bool, bool]:
+    """(whether any of `items` is still pending, whether the lease is free)."""
+    document = appliers().find_one({"_id": LEASE}) or {}
+    until = document.get("until")
+    free = until is None or until <= timezone.now()
+    return bool(set(items).intersection(document.get("pending", []))), free
+
+
+def orders_catch_up(wanted: Iterable[tuple[str, int]] = ()) -> None:
+    """Bring the orders up to date with the entries of these (board slug, programmer id) pairs
+    (only everything pending when empty). With the lease free, take it and move them and every
+    programmer pending, in one batch; while another request holds it, list them as pending and
+    wait for a holder to move them, taking the lease in turn once it is free."""
+    mine = sorted({f"{slug}|{pid}" for slug, pid in wanted})
+    token = secrets.token_hex(8)
+    listed = [f"{key}|{token}" for key in mine]  # tagged: see `_item`
+    deadline = time.monotonic() + APPLY_WAIT_SECONDS
+    waiting, pause = False, APPLY_POLL_SECONDS[0]
+    while True:
+        taken = _lease_take(token)
+        if taken is not None:
+            pending, intents = list(taken.get("pending", [])), taken.get("intent", {})
+            keys = {item.rsplit("|", 1)[0] for item in pending} | set(mine) | set(intents)
+            try:
+                _orders_apply(keys, intents, token)
+            except BaseException:
+                # Everything stays for the next holder; after a fault, give up in bounded time.
+                mongo.cleanup(lambda: _lease_release(token, None))
+                raise
+            _lease_release(token, pending + (listed if waiting else []))
+            return
+        if not mine:
+            return  # the holder moves whatever is pending
+        if not waiting:
+            _pending_add(listed)
+            waiting = True
+        while True:
+            time.sleep(pause)
+            pause = min(pause * 1.5, APPLY_POLL_SECONDS[1])
+            pending_still, free = _still_pending(listed)
+            if not pending_still:
+                return  # a holder read them after our entries changed, and moved them
+            if time.monotonic() > deadline:
+                return  # still pending: the next holder or the repair task moves them
+            if free:
+                break
+
+
+def _records_placed(placed: dict | None, pid: int, oldest_day: int) -> dict[tuple[str, str], bytes]:
+    """{(day, scope): record} of a placement: what the orders hold for it on each day kept."""
+    if not placed:
+        return {}
+    scopes = ["", *placed.get("groups", [])]
+    tail = sets.handle_bytes(placed["handle"], pid)
+    records = {}
+    for day_key, key in placed.get("keys", {}).items():
+        if key > 0 and (day_key == maths.ALL_TIME_KEY or int(day_key) >= oldest_day):
+            record = (sets.MAX_KEY - key).to_bytes(8, "big") + tail
+            records.update({(day_key, scope): record for scope in scopes})
+    return records
+
+
+def _placement_moves(
+    entry: dict, oldest_day: int, intents: list[dict] = ()
+) -> dict[tuple[str, str], list[sets.Move]]:
+    """{(day, scope): moves} taking a programmer from what the orders hold (`placed`) to their
+    current keys, handle and groups. With `intents` (where holders that stopped midway were
+    putting them), those are taken out too, then the current places put in (a removal reads the
+    set, so each place ends up held once whatever those holders managed to write)."""
+    pid = entry["_id"]
+    old = _records_placed(entry.get("placed"), pid, oldest_day)
+    new = _records_placed(placement(entry), pid, oldest_day)
+    meant = [_records_placed(intent, pid, oldest_day) for intent in intents]
+    moves: dict[tuple[str, str], list[sets.Move]] = defaultdict(list)
+    for place in set(old).union(new, *meant):
+        before, after = old.get(place), new.get(place)
+        midway = {records.get(place) for records in meant} - {None}
+        if not midway or midway == {before} and before == after:
+            if before != after:
+                moves[place].append(sets.Move(before, after))
+            continue
+        for record in sorted(midway | {before} - {None}):
+            moves[place].append(sets.Move(record, None))
+        if after is not None:
+            moves[place].append(sets.Move(None, after))
+    return moves
+
+
+_PLACEMENT = {"handle": 1, "groups": 1, "keys": 1, "rev": 1, "placed": 1}
+
+
+def _orders_apply(keys: set[str], intents: dict[str, list[dict]], token: str) -> None:
+    """Move these programmers ("board|id") in every order they are in, on every board at once,
+    then record what the orders hold (never over a newer record of a later applier)."""
+    by_board: dict[str, list[int]] = defaultdict(list)
+    for key in keys:
+        board_slug, pid = key.split("|")
+        by_board[board_slug].append(int(pid))
+    oldest = history_from(_today())
+    behind: dict[str, list[dict]] = {}
+    by_order: dict[str, list[sets.Move]] = defaultdict(list)
+    meant: dict[str, list[dict]] = {}
+    for board_slug, pids in sorted(by_board.items()):
+        found = entries(board_slug).find({"_id": {"$in": pids}}, _PLACEMENT)
+        behind[board_slug] = [
+            e
+            for e in found
+            if e.get("placed") != placement(e) or f"{board_slug}|{e['_id']}" in intents
+        ]
+        for entry in behind[board_slug]:
+            key = f"{board_slug}|{entry['_id']}"
+            earlier = intents.get(key, [])
+            moves = _placement_moves(entry, oldest, earlier)
+            for (day_key, scope), day_moves in moves.items():
+                by_order[order_id(board_slug, day_key, scope)] += day_moves
+            meant[key] = [*earlier, placement(entry)]
+    _intents_record(token, meant)
+    _manifests_move(by_order)
+    for board_slug, moved in behind.items():
+        if moved:
+            entries(board_slug).bulk_write(
+                [
+                    UpdateOne(
+                        {"_id": e["_id"], "placed.rev": {"$not": {"$gte": e.get("rev", 0)}}},
+                        {"$set": {"placed": placement(e)}},
+                    )
+                    for e in moved
+                ],
+                ordered=False,
+            )
 
 
 def _manifests_move(by_order: dict[str, list[sets.Move]]) -> None:
     """Apply moves to many orders with a fixed number of commands: read the manifests, then the
-    sets the moves touch (two `$in` reads), write the changed sets (one bulk), then the manifests
-    (one bulk). Only the lease holder writes, so sets are written in place; a manifest is still
-    compare-and-swapped on its version, so a stale lease holder can never overwrite a newer one."""
+    sets the moves touch (`$in` reads), write the changed sets (one bulk), then the manifests
+    (one bulk). Only the lease holder writes; still, a set is written over only at the version
+    read and a manifest is compare-and-swapped on its version, so an applier that outlived its
+    lease can never overwrite a newer state (`OrdersConflict`)."""
     if not by_order:
         return
     manifests = manifests_read(by_order)
-    wanted = [
-        _set_doc_id(order, set_id)
+    wanted = {
+        _set_doc_id(order, set_id): (order, set_id)
         for order, moves in by_order.items()
-        for set_id in sets.sets_touched(manifests[order], moves)
+        for set_id in sets.sets_to_read(manifests[order], moves)[0]
         if set_id not in manifests[order].inline
-    ]
-    found = order_sets().find({"_id": {"$in": wanted}}) if wanted else []
-    stored = {doc["_id"]: (doc["v"], bytes(doc["r"])) for doc in found}
-    set_writes, swaps = [], []
+    }
+    stored: dict[str, dict[int, tuple[int, bytes]]] = defaultdict(dict)
+    for doc in _by_ids(order_sets(), wanted):
+        order, set_id = wanted[doc["_id"]]
+        stored[order][set_id] = (doc["v"], bytes(doc["r"]))
+    for order, set_id in wanted.values():  # listed but not stored: read as empty
+        stored[order].setdefault(set_id, (None, b""))
+    set_writes, swaps, expected_matches = [], [], 0
     for order, moves in by_order.items():
-        manifest = manifests[order]
-        mine = dict(manifest.inline)
-        mine.update(
-            (info.set_id, stored[_set_doc_id(order, info.set_id)])
-            for info in manifest.sets
-            if _set_doc_id(order, info.set_id) in stored
-        )
-        sets.manifest_repair(manifest, mine)
-        expected, was_inline = manifest.version, set(manifest.inline)
-        rewrite = sets.moves_apply(manifest, {s: blob for s, (_v, blob) in mine.items()}, moves)
-        manifest.version += 1
-        manifest.inline = _inlined(manifest, rewrite)
-        for set_id in manifest.inline:
-            rewrite.written.pop(set_id, None)
-            if set_id not in was_inline:
-                rewrite.dropped.append(set_id)  # it was stored on its own until now
-        rewrite.dropped = [s for s in rewrite.dropped if s not in was_inline]
-        for set_id, (version, blob) in rewrite.written.items():
-            set_writes.append(
-                ReplaceOne(
-                    {"_id": _set_doc_id(order, set_id)},
-                    {"v": version, "r": Binary(blob)},
-                    upsert=True,
-                )
-            )
-        set_writes += [DeleteOne({"_id": _set_doc_id(order, s)}) for s in rewrite.dropped]
-        swaps.append((order, expected, manifest_document(manifest)))
+        writes, swap = _order_move(order, manifests[order], stored[order], moves)
+        set_writes += writes
+        expected_matches += sum(isinstance(w, ReplaceOne) for w in writes)
+        swaps.append(swap)
     if set_writes:
-        order_sets().bulk_write(set_writes, ordered=False)
+        try:
+            result = order_sets().bulk_write(set_writes, ordered=False)
+        except BulkWriteError as error:
+            raise OrdersConflict("a set was written since it was read") from error
+        if result.matched_count + result.upserted_count < expected_matches:
+            raise OrdersConflict("a set changed since it was read")
     _manifests_swap(swaps)
+
+
+def _order_move(
+    order: str, manifest: sets.Manifest, stored: dict[int, tuple[int, bytes]], moves: list
+) -> tuple[list, tuple[str, int, dict]]:
+    """The set writes and the manifest swap that apply `moves` to one order."""
+    missing = {s for s, (version, _blob) in stored.items() if version is None}
+    mine = {**manifest.inline, **{s: vb for s, vb in stored.items() if s not in missing}}
+    sets.manifest_repair(manifest, mine)
+    expected, was_inline = manifest.version, set(manifest.inline)
+    writes: list = [DeleteOne({"_id": _set_doc_id(order, s)}) for s in manifest.trash]
+    loaded = {s: blob for s, (_v, blob) in mine.items()} | dict.fromkeys(missing, b"")
+    _read, fold = sets.sets_to_read(manifest, moves)  # (again: a repair may have changed it)
+    rewrite = sets.moves_apply(manifest, loaded, moves, fold & set(loaded))
+    manifest.version += 1
+    manifest.inline = _inlined(manifest, rewrite)
+    for set_id, (version, blob) in rewrite.written.items():
+        if set_id in manifest.inline:
+            continue
+        document = {"v": version, "r": Binary(blob)}
+        doc_id = _set_doc_id(order, set_id)
+        if set_id in rewrite.created or set_id in was_inline:
+            writes.append(ReplaceOne({"_id": doc_id}, document, upsert=True))
+        else:  # over the version read only (a set listed but lost is written again)
+            writes.append(ReplaceOne({"_id": doc_id, "v": version - 1}, document, upsert=True))
+    # Sets no longer listed, or now kept inside the manifest, are deleted by the next writer.
+    manifest.trash = [s for s in rewrite.dropped if s not in was_inline] + [
+        s for s in manifest.inline if s not in was_inline and s not in rewrite.created
+    ]
+    return writes, (order, expected, manifest_document(manifest))
 
 
 def _inlined(manifest: sets.Manifest, rewrite: sets.Rewrite) -> dict[int, tuple[int, bytes]]:
     """The set kept inside the manifest: the only one of an order of at most INLINE_MAX."""
-    if len(manifest.sets) != 1 or manifest.sets[0].length > INLINE_MAX:
+    if len(manifest) != 1 or manifest.length(0) > INLINE_MAX:
         return {}
-    only = manifest.sets[0].set_id
+    only = manifest.set_id(0)
     found = rewrite.written.get(only) or manifest.inline.get(only)
     return {only: found} if found else {}
 
 
 def _manifests_swap(swaps: list[tuple[str, int, dict]]) -> None:
-    """Compare-and-swap manifests on their version; a manifest that somebody else changed first
-    (only a lease holder that outlived its lease can) keeps the newer writer's state."""
+    """Compare-and-swap manifests on their version: one that somebody else changed first (only an
+    applier that outlived its lease can) keeps the newer writer's state, and the moves stay
+    pending (`OrdersConflict`)."""
     operations = [
         InsertOne({"_id": order, **document})
         if expected == 0
@@ -723,10 +866,11 @@ def _manifests_swap(swaps: list[tuple[str, int, dict]]) -> None:
         for order, expected, document in swaps
     ]
     try:
-        orders().bulk_write(operations, ordered=False)
-    except BulkWriteError:
-        pass  # a manifest created meanwhile: the newer writer's state stands, and is repaired
-        # from the sets by the next writer (`sets.manifest_repair`)
+        result = orders().bulk_write(operations, ordered=False)
+    except BulkWriteError as error:
+        raise OrdersConflict("a manifest was created meanwhile") from error
+    if result.matched_count + result.inserted_count < len(operations):
+        raise OrdersConflict("a manifest changed since it was read")
 
 
 def orders_write(built: dict[str, tuple[sets.Manifest, sets.Rewrite]]) -> None:
@@ -746,17 +890,20 @@ def orders_write(built: dict[str, tuple[sets.Manifest, sets.Rewrite]]) -> None:
         orders().bulk_write(manifest_writes[start : start + 1_000], ordered=False)
 
 
+def orders_prune(board_slug: str, today: int) -> int:
+    """Delete the orders of the board's days older than the history kept, with their sets: no
+    page shows them and no move touches them again (`_records_placed`), so without this every
+    day would leave its orders behind for good. One range on `_id` per collection: epoch days
+    have five digits from 1997 to 2243, so day names sort like the days. Background work (beat).
+    Returns how many days' manifests went."""
+    old_days = {"$gte": f"{board_slug}|0", "$lt": f"{board_slug}|{history_from(today)}"}
+    removed = orders().delete_many({"_id": old_days}).deleted_count
+    order_sets().delete_many({"_id": old_days})
+    return removed
+
+
 def orders_forget(board_slug: str) -> None:
     """Drop every order of a board (before a rebuild writes them anew): rebuild-time, it scans."""
     prefix = {"$regex": f"^{board_slug}\\|"}
     orders().delete_many({"_id": prefix})
     order_sets().delete_many({"_id": prefix})
-
-
-def placement(entry: dict) -> dict:
-    """What the orders hold for an entry once it is placed: its keys, handle and groups."""
-    return {
-        "keys": entry.get("keys", {}),
-        "handle": entry.get("handle", ""),
-        "groups": entry.get("groups", []),
-    }
