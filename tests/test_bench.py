@@ -46,6 +46,13 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     assert (
         small["solve (3 boards)"] == large["solve (3 boards)"] == 1 + 3 + 1 + 3 + orders + 3 + 1 + 2
     )
+    # The server's own account (explain) of the documents the reads examined: no read scans.
+    # (A group of 200 fits inside its manifest: one document, not two.)
+    examined = {r.operation: r.examined for r in results if r.programmers == 200}
+    examined_large = {r.operation: r.examined for r in results if r.programmers == 2000}
+    assert examined.pop("group page") <= examined_large.pop("group page") <= 2
+    assert examined == examined_large
+    assert all(examined[page] <= 2 for page in ("page 1", "middle page", "last page", "rank"))
     # The scratch database is gone afterwards.
     with MongoClient(embedded_server.uri) as client:
         assert "leaderboard_test_bench" not in client.list_database_names()

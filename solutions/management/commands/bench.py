@@ -54,14 +54,27 @@ INGEST_CLIENTS = 8
 SEED_IDS = 10**12
 
 
+# The parts of a sent command that `explain` must not repeat (the driver adds them to each).
+SESSION_FIELDS = {"lsid", "txnNumber", "readConcern", "writeConcern", "$db", "$clusterTime"}
+
+
 class CommandCounter(monitoring.CommandListener):
-    """Counts the commands a client sends (pymongo calls it for every command it starts)."""
+    """Counts the commands a client sends (pymongo calls it for every command it starts), and
+    keeps the finds, so that the server can say how many documents they examined."""
 
     def __init__(self) -> None:
         self.names: Counter[str] = Counter()
+        self.finds: list[tuple[str, dict]] = []
+
+    def clear(self) -> None:
+        self.names.clear()
+        self.finds.clear()
 
     def started(self, event: monitoring.CommandStartedEvent) -> None:
         self.names[event.command_name] += 1
+        if event.command_name == "find":
+            command = {k: v for k, v in event.command.items() if k not in SESSION_FIELDS}
+            self.finds.append((event.database_name, command))
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
         pass
@@ -78,6 +91,7 @@ class Measure:
     detail: str  # the commands by name, e.g. "find×2"
     median: float  # milliseconds
     p95: float
+    examined: int | None = None  # documents the finds examined (the server's explain)
     redis: float | None = None  # the same operation on Redis sorted sets, median milliseconds
 
 
@@ -157,23 +171,40 @@ def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Pr
 
 def _measure(
     counter: CommandCounter, operation: Callable[[int], object], repeat: int
-) -> tuple[Counter[str], float, float]:
-    """Run once to warm up, then `repeat` times: the commands of the last run, and the median
-    and 95th percentile of the times."""
+) -> tuple[Counter[str], float, float, int | None]:
+    """Run once to warm up, then `repeat` times: the commands of the last run, the median and
+    95th percentile of the times, and the documents the last run's finds examined."""
     operation(-1)
-    times, names = [], Counter()
+    times, names, finds = [], Counter(), []
     for attempt in range(repeat):
-        counter.names.clear()
+        counter.clear()
         started = time.perf_counter()
         operation(attempt)
         times.append((time.perf_counter() - started) * 1000)
-        names = counter.names.copy()
+        names, finds = counter.names.copy(), list(counter.finds)
     times.sort()
     return (
         names,
         statistics.median(times),
         times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)],
+        documents_examined(finds),
     )
+
+
+def documents_examined(finds: list[tuple[str, dict]]) -> int | None:
+    """What these finds examined, by the server's own account (`explain` runs each again with
+    execution statistics); None when the operation sent no find or the server does not say.
+    Writes are not counted: no server explains a write by `_id` without running it."""
+    examined = None
+    for database, command in finds:
+        answer = mongo.get_client()[database].command(
+            {"explain": command, "verbosity": "executionStats"}
+        )
+        found = answer.get("executionStats", {}).get("totalDocsExamined")
+        if found is None:
+            return None
+        examined = (examined or 0) + found
+    return examined
 
 
 def bench_operations(
@@ -238,10 +269,21 @@ def bench_run(
             )
             operations = bench_operations(board=board, boards=boards, programmer=middle)
             for name, operation in operations.items():
-                names, median, p95 = _measure(counter, operation, repeat)
+                names, median, p95, examined = _measure(counter, operation, repeat)
                 detail = ", ".join(f"{command}×{n}" for command, n in sorted(names.items()))
                 redis = redis_times.get(name.split(" (")[0])
-                results.append(Measure(size, name, sum(names.values()), detail, median, p95, redis))
+                results.append(
+                    Measure(
+                        size,
+                        name,
+                        sum(names.values()),
+                        detail,
+                        median,
+                        p95,
+                        redis=redis,
+                        examined=examined,
+                    )
+                )
             if ingest:
                 rate = ingest_through_api(uri, solves=ingest, report=report)
                 results.append(
@@ -438,14 +480,15 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write(
             self.style.MIGRATE_HEADING(
-                f"{'programmers':>12}  {'operation':<20}{'commands':>9}{'median ms':>11}"
-                f"{'p95 ms':>9}{'redis ms':>10}  commands by name"
+                f"{'programmers':>12}  {'operation':<24}{'commands':>9}{'examined':>9}"
+                f"{'median ms':>11}{'p95 ms':>9}{'redis ms':>10}  commands by name"
             )
         )
         for result in results:
             redis = f"{result.redis:>10.2f}" if result.redis is not None else f"{'':>10}"
+            examined = f"{result.examined:>9,}" if result.examined is not None else f"{'':>9}"
             self.stdout.write(
-                f"{result.programmers:>12,}  {result.operation:<20}{result.commands:>9}"
+                f"{result.programmers:>12,}  {result.operation:<24}{result.commands:>9}{examined}"
                 f"{result.median:>11.1f}{result.p95:>9.1f}{redis}  {result.detail}"
             )
         by_operation: dict[str, set[int]] = {}
