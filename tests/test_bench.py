@@ -7,10 +7,12 @@ import re
 from io import StringIO
 
 import pytest
+import redis
 from django.core.management import call_command
 from pymongo import MongoClient
 
 from solutions.management.commands.bench import bench_run
+from tests.services_available import REDIS_URL, require_redis
 
 pytestmark = pytest.mark.slow
 
@@ -70,3 +72,22 @@ def test_the_command_prints_a_table_of_commands_and_times(embedded_server, db, s
     assert len(rows) == 20  # ten operations at two sizes
     steady = "Same number of commands at every size: top page (first build), top page (cached)"
     assert steady in lines[-1]
+
+
+def test_the_same_reads_and_solve_are_measured_on_redis_sorted_sets(embedded_server, db, settings):
+    require_redis()
+    settings.MONGODB_DB = "leaderboard_test"
+    url = REDIS_URL.rsplit("/", 1)[0] + "/13"
+    results = bench_run(
+        uri=embedded_server.uri, sizes=[50], repeat=1, report=lambda _: None, redis_url=url
+    )
+    on_redis = {result.operation for result in results if result.redis is not None}
+    assert on_redis == {
+        "page 1",
+        "middle page",
+        "last page",
+        "rank",
+        "around me (4)",
+        "solve (3 boards)",
+    }
+    assert redis.Redis.from_url(url).keys("bench:*") == []  # the sorted sets are gone afterwards

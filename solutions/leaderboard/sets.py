@@ -207,6 +207,15 @@ class Manifest:
     def set_id(self, index: int) -> int:
         return int.from_bytes(self.ids[index * 8 : index * 8 + 8], "big")
 
+    def index_of(self, set_id: int) -> int | None:
+        """Where a set is listed (None: not listed), found by the bytes search of C."""
+        wanted, start = set_id.to_bytes(8, "big"), 0
+        while (found := self.ids.find(wanted, start)) >= 0:
+            if found % 8 == 0:
+                return found // 8
+            start = found + 1
+        return None
+
     def set_version(self, index: int) -> int:
         return int.from_bytes(self.versions[index * 4 : index * 4 + 4], "big")
 
@@ -525,10 +534,11 @@ def manifest_repair(manifest: Manifest, stored: dict[int, tuple[int, bytes]]) ->
     stopped between writing a set and its manifest), with the arrivals it took in. Returns
     whether anything changed."""
     repaired = False
-    for index in range(len(manifest)):
-        set_id, listed = manifest.set_id(index), manifest.set_version(index)
-        version, blob = stored.get(set_id, (listed, None))
-        if version != listed and blob is not None:
+    for set_id, (version, blob) in stored.items():  # only those read: never a walk of them all
+        index = manifest.index_of(set_id)
+        if index is None or blob is None:
+            continue
+        if version != manifest.set_version(index):
             records = records_of(blob)
             present = set(records)
             for record in manifest.arrivals_of(set_id):

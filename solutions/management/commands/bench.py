@@ -91,8 +91,8 @@ class Measure:
     detail: str  # the commands by name, e.g. "find×2"
     median: float  # milliseconds
     p95: float
-    examined: int | None = None  # documents the finds examined (the server's explain)
     redis: float | None = None  # the same operation on Redis sorted sets, median milliseconds
+    examined: int | None = None  # documents the finds examined (the server's explain)
 
 
 @contextlib.contextmanager
@@ -272,24 +272,31 @@ def bench_run(
                 names, median, p95, examined = _measure(counter, operation, repeat)
                 detail = ", ".join(f"{command}×{n}" for command, n in sorted(names.items()))
                 redis = redis_times.get(name.split(" (")[0])
-                results.append(
-                    Measure(
-                        size,
-                        name,
-                        sum(names.values()),
-                        detail,
-                        median,
-                        p95,
-                        redis=redis,
-                        examined=examined,
-                    )
-                )
+                commands = sum(names.values())
+                results.append(Measure(size, name, commands, detail, median, p95, redis, examined))
+                report(f"· {table_row(results[-1])}")  # a long run shows what it has so far
             if ingest:
                 rate = ingest_through_api(uri, solves=ingest, report=report)
                 results.append(
                     Measure(size, "ingest (solves/s)", 0, "HTTP API, 8 clients", rate, rate)
                 )
+                report(f"· {table_row(results[-1])}")
     return results
+
+
+TABLE_HEADING = (
+    f"{'programmers':>12}  {'operation':<24}{'commands':>9}{'examined':>9}"
+    f"{'median ms':>11}{'p95 ms':>9}{'redis ms':>10}  commands by name"
+)
+
+
+def table_row(result: Measure) -> str:
+    redis = f"{result.redis:>10.2f}" if result.redis is not None else f"{'':>10}"
+    examined = f"{result.examined:>9,}" if result.examined is not None else f"{'':>9}"
+    return (
+        f"{result.programmers:>12,}  {result.operation:<24}{result.commands:>9}{examined}"
+        f"{result.median:>11.1f}{result.p95:>9.1f}{redis}  {result.detail}"
+    )
 
 
 # --- sustained ingest through the HTTP API ------------------------------------------------------
@@ -436,7 +443,7 @@ def redis_bench(url: str, *, board: Board, size: int, repeat: int) -> dict[str, 
     }
     timings = {}
     for name, operation in operations.items():
-        _names, median, _p95 = _measure(CommandCounter(), operation, repeat)
+        _names, median, _p95, _examined = _measure(CommandCounter(), operation, repeat)
         timings[name] = median
     client.delete(key, *[f"{key}:{day}" for day in range(38)])
     return timings
@@ -478,19 +485,9 @@ class Command(BaseCommand):
                 ingest=options["ingest"],
             )
         self.stdout.write("")
-        self.stdout.write(
-            self.style.MIGRATE_HEADING(
-                f"{'programmers':>12}  {'operation':<24}{'commands':>9}{'examined':>9}"
-                f"{'median ms':>11}{'p95 ms':>9}{'redis ms':>10}  commands by name"
-            )
-        )
+        self.stdout.write(self.style.MIGRATE_HEADING(TABLE_HEADING))
         for result in results:
-            redis = f"{result.redis:>10.2f}" if result.redis is not None else f"{'':>10}"
-            examined = f"{result.examined:>9,}" if result.examined is not None else f"{'':>9}"
-            self.stdout.write(
-                f"{result.programmers:>12,}  {result.operation:<24}{result.commands:>9}{examined}"
-                f"{result.median:>11.1f}{result.p95:>9.1f}{redis}  {result.detail}"
-            )
+            self.stdout.write(table_row(result))
         by_operation: dict[str, set[int]] = {}
         for result in results:
             if not result.operation.startswith("ingest"):  # solves per second, not commands
