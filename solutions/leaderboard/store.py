@@ -580,10 +580,15 @@ def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator
 # --- moving the orders -------------------------------------------------------------------------
 
 
+def _placement_key(board_slug: str, programmer_id: int) -> str:
+    """A programmer on a board, as the applier document names them ("board|id")."""
+    return f"{board_slug}|{programmer_id}"
+
+
 def _item(board_slug: str, programmer_id: int, tag: str) -> str:
     """A pending entry of the applier document: a programmer on a board, tagged by whoever
     listed them (so one request's listing is never mistaken for another's)."""
-    return f"{board_slug}|{programmer_id}|{tag}"
+    return f"{_placement_key(board_slug, programmer_id)}|{tag}"
 
 
 def _applier_update(update: dict) -> None:
@@ -649,7 +654,7 @@ def _intents_record(token: str, placements: dict[str, list[dict]]) -> None:
 
 def _still_pending(items: list[str]) -> tuple[bool, bool]:
     """(whether any of `items` is still pending, whether the lease is free)."""
-    document = appliers().find_one({"_id": LEASE}) or {}
+    document = appliers().find_one({"_id": LEASE}, {"pending": 1, "until": 1}) or {}
     until = document.get("until")
     free = until is None or until <= timezone.now()
     return bool(set(items).intersection(document.get("pending", []))), free
@@ -660,9 +665,10 @@ def orders_catch_up(wanted: Iterable[tuple[str, int]] = ()) -> None:
     (only everything pending when empty). With the lease free, take it and move them and every
     programmer pending, in one batch; while another request holds it, list them as pending and
     wait for a holder to move them, taking the lease in turn once it is free."""
-    mine = sorted({f"{slug}|{pid}" for slug, pid in wanted})
+    wanted = sorted(set(wanted))
+    mine = [_placement_key(slug, pid) for slug, pid in wanted]
     token = secrets.token_hex(8)
-    listed = [f"{key}|{token}" for key in mine]  # tagged: see `_item`
+    listed = [_item(slug, pid, token) for slug, pid in wanted]
     deadline = time.monotonic() + APPLY_WAIT_SECONDS
     waiting, pause = False, APPLY_POLL_SECONDS[0]
     while True:
@@ -746,23 +752,21 @@ def _orders_apply(keys: set[str], intents: dict[str, list[dict]], token: str) ->
         board_slug, pid = key.split("|")
         by_board[board_slug].append(int(pid))
     oldest = history_from(_today())
-    behind: dict[str, list[dict]] = {}
+    behind: dict[str, list[tuple[dict, dict]]] = {}
     by_order: dict[str, list[sets.Move]] = defaultdict(list)
     meant: dict[str, list[dict]] = {}
     for board_slug, pids in sorted(by_board.items()):
-        found = entries(board_slug).find({"_id": {"$in": pids}}, _PLACEMENT)
-        behind[board_slug] = [
-            e
-            for e in found
-            if e.get("placed") != placement(e) or f"{board_slug}|{e['_id']}" in intents
-        ]
-        for entry in behind[board_slug]:
-            key = f"{board_slug}|{entry['_id']}"
+        behind[board_slug] = []
+        for entry in entries(board_slug).find({"_id": {"$in": pids}}, _PLACEMENT):
+            key, now_placed = _placement_key(board_slug, entry["_id"]), placement(entry)
+            if entry.get("placed") == now_placed and key not in intents:
+                continue
+            behind[board_slug].append((entry, now_placed))
             earlier = intents.get(key, [])
             moves = _placement_moves(entry, oldest, earlier)
             for (day_key, scope), day_moves in moves.items():
                 by_order[order_id(board_slug, day_key, scope)] += day_moves
-            meant[key] = [*earlier, placement(entry)]
+            meant[key] = [*earlier, now_placed]
     _intents_record(token, meant)
     _manifests_move(by_order)
     for board_slug, moved in behind.items():
@@ -771,9 +775,9 @@ def _orders_apply(keys: set[str], intents: dict[str, list[dict]], token: str) ->
                 [
                     UpdateOne(
                         {"_id": e["_id"], "placed.rev": {"$not": {"$gte": e.get("rev", 0)}}},
-                        {"$set": {"placed": placement(e)}},
+                        {"$set": {"placed": now_placed}},
                     )
-                    for e in moved
+                    for e, now_placed in moved
                 ],
                 ordered=False,
             )
