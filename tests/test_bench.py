@@ -27,27 +27,30 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     settings.MONGODB_DB = "leaderboard_test"
     results = bench_run(uri=embedded_server.uri, sizes=[200, 2000], repeat=1, report=lambda _: None)
     small, large = counts(results, 200), counts(results, 2000)
-    # Every read is the day's manifest plus at most one read of sets by `_id`, at any offset
-    # (a group of at most 128 keeps its members inside its manifest: one read).
+    # Every read is the board's journal (the part of that day), the day's manifest, plus at most
+    # one read of sets by `_id`, at any offset (a group of at most 128 keeps its members inside
+    # its manifest: two reads).
     for page in ("page 1", "middle page", "last page", "group page"):
-        assert small[page] <= 2 and large[page] <= 2, page
-    assert small["rank"] == large["rank"] == 2  # the entry and the day's manifest (histogram)
-    assert small["around me (4)"] == large["around me (4)"] <= 5
+        assert small[page] <= 3 and large[page] <= 3, page
+    assert small["rank"] == large["rank"] == 3  # the entry, the journal and the histogram
+    assert small["around me (4)"] == large["around me (4)"] <= 7
     assert small["profile"] == large["profile"]
     # The board page as a visitor gets it: built from nothing (the cache cleared), then from the
     # cache with no MongoDB command at all.
-    assert small["top page (first build)"] == large["top page (first build)"] <= 6
+    assert small["top page (first build)"] == large["top page (first build)"] <= 7
     assert small["top page (cached)"] == large["top page (cached)"] == 0
-    # A solve (the bench's programmer solving again): the log and each board's entry; the lease;
-    # each board's entry read; where the batch puts them (one write); the orders of every day of
-    # every board at once: read the manifests (four `$in`), no set to read or write (the places
-    # the programmer leaves and takes are arrivals in the manifests), write the manifests (one
-    # bulk); each board's record of what they hold; the lease back; the live counters and the
-    # "applied" mark.
-    orders = 1 + 4 + 1
+    # A solve (the bench's programmer solving again): the log and each board's entry; the lease,
+    # listing them as pending; each board's entry read; the journals of every board at once
+    # (one read, one write: no manifest and no set); each board's record of what the orders
+    # hold; the lease back; the live counters and the "applied" mark.
+    journals = 1 + 1
     assert (
-        small["solve (3 boards)"] == large["solve (3 boards)"] == 1 + 3 + 1 + 3 + orders + 3 + 1 + 2
+        small["solve (3 boards)"]
+        == large["solve (3 boards)"]
+        == 1 + 3 + 1 + 3 + journals + 3 + 1 + 2
     )
+    # Another programmer each time costs the same, until a journal is full and folded.
+    assert small["solve, another each time"] == large["solve, another each time"] == 16
     # The server's own account (explain) of the documents the reads examined: no read scans.
     # (A group of 200 fits inside its manifest: one document, not two.)
     examined = {r.operation: r.examined for r in results if r.programmers == 200}
@@ -69,7 +72,7 @@ def test_the_command_prints_a_table_of_commands_and_times(embedded_server, db, s
     lines = out.getvalue().splitlines()
     assert any("programmers" in line and "commands" in line for line in lines)
     rows = [line for line in lines if re.match(r"\s*(30|60)  \w", line)]
-    assert len(rows) == 20  # ten operations at two sizes
+    assert len(rows) == 22  # eleven operations at two sizes
     steady = "Same number of commands at every size: top page (first build), top page (cached)"
     assert steady in lines[-1]
 

@@ -54,18 +54,9 @@ def fail_once(target: str):
 
 
 def orders_moved_then_lost():
-    """Make the storage go away right after a batch wrote the orders, before it recorded what
-    they now hold (once)."""
-    real = store._manifests_move
-    calls = []
-
-    def moved_then_lost(*args, **kwargs):
-        real(*args, **kwargs)
-        calls.append(1)
-        if len(calls) == 1:
-            raise AutoReconnect("connection to the server was lost")
-
-    return mock.patch.object(store, "_manifests_move", side_effect=moved_then_lost)
+    """Make the storage go away right after a batch wrote the orders (the journals), before it
+    recorded what they now hold (once)."""
+    return fail_once("_placed_record")
 
 
 def every_board_lists(handle: str) -> dict[str, int]:
@@ -120,12 +111,14 @@ def test_a_half_done_solve_is_finished_by_the_repair_task_with_no_request(
     assert set(every_board_lists("alice").values()) == {1}
 
 
+@pytest.mark.parametrize("journal_max", [1024, 0], ids=["journal", "folded every solve"])
 def test_a_batch_cut_short_after_moving_the_orders_leaves_no_second_row(
-    client, mongodb, now, judge
+    client, mongodb, now, judge, monkeypatch, journal_max
 ):
     """The orders moved Alice, then the storage went away before that was recorded, and she
     solves again before the failed request is retried: the next batch takes out the row the cut
     batch placed, so every board lists her once."""
+    monkeypatch.setattr(store, "JOURNAL_MAX", journal_max)
     assert post_solve(client, judge, id="s1", problem="p1").status_code == 201
     with orders_moved_then_lost():
         assert post_solve(client, judge, id="s2", problem="p2").status_code == 503
@@ -160,14 +153,15 @@ def test_a_page_answers_a_friendly_503_when_the_storage_is_out_of_reach(client, 
 def test_an_applier_stopped_between_sets_and_manifests_leaves_every_member_once(
     mongodb, now, boards, alice, bob, charlie, monkeypatch, stops
 ):
-    """Sets written, manifests not; then Alice solves again before anybody finishes the first
-    (and with two stops, that solve's applier stops too, after recording where it meant to put
-    her, before writing anything): the next applier takes out everywhere the stopped ones may
-    have put her, so she is held once."""
+    """A fold of the journals stops with its sets written and its manifests not; then Alice
+    solves again (and with two stops, that batch, which finishes the stopped fold first, stops
+    too before writing anything): the next batch folds again, taking each member the journals
+    place out of their set before putting them in, so everybody is held once."""
     monkeypatch.setattr(sets, "SET_MAX", 2)
     monkeypatch.setattr(sets, "SET_FILL", 2)
     monkeypatch.setattr(sets, "ARRIVALS_MAX", 0)  # every member is written into its set
     monkeypatch.setattr(store, "INLINE_MAX", 0)
+    monkeypatch.setattr(store, "JOURNAL_MAX", 0)  # every batch folds into the manifests
     problems = [Problem.objects.create(slug=f"f{i}", title=f"F{i}", answer="1") for i in range(5)]
     for n, programmer in enumerate([alice, bob, charlie, alice]):
         services.solve_record(
@@ -176,15 +170,15 @@ def test_an_applier_stopped_between_sets_and_manifests_leaves_every_member_once(
     real_swap, real_move, moves = store._manifests_swap, store._manifests_move, []
 
     def stopped_before_the_manifests(swaps):
-        if len(moves) == 1:
+        if len(moves) == 1 and not swaps[0][0].endswith("|journal"):
             raise AutoReconnect("connection to the server was lost")
         return real_swap(swaps)
 
-    def stopped_before_the_sets(by_order):
+    def stopped_before_the_sets(*args):
         moves.append(1)
         if len(moves) == 2 and stops == 2:
             raise AutoReconnect("connection to the server was lost")
-        return real_move(by_order)
+        return real_move(*args)
 
     with (
         mock.patch.object(store, "_manifests_swap", side_effect=stopped_before_the_manifests),
@@ -200,3 +194,53 @@ def test_an_applier_stopped_between_sets_and_manifests_leaves_every_member_once(
     assert (
         selectors.programmer_standing(board=boards["all-time"], programmer=alice).score == 3 + stops
     )
+
+
+@pytest.mark.parametrize("stopped", ["_manifests_move", "emptying the journal"])
+def test_a_fold_stopped_midway_is_finished_by_the_next_batch_and_moves_nobody_twice(
+    mongodb, now, boards, alice, bob, charlie, monkeypatch, stopped
+):
+    """Three programmers' moves wait in the journals; a solve folds them into the manifests and
+    the storage goes away before the manifests are written, or after, before the journals are
+    emptied. Pages stay right meanwhile, and the next batch finishes the fold: every order holds
+    every entry once."""
+    # Sets written as members arrive, so a fold done twice would count a member twice.
+    monkeypatch.setattr(sets, "ARRIVALS_MAX", 2)
+    monkeypatch.setattr(store, "INLINE_MAX", 0)
+    problems = [Problem.objects.create(slug=f"f{i}", title=f"F{i}", answer="1") for i in range(6)]
+    for n, programmer in enumerate([alice, bob, charlie, alice]):
+        services.solve_record(
+            programmer=programmer, problem=problems[n], solved_at=NOW - dt.timedelta(hours=n)
+        )
+    monkeypatch.setattr(store, "JOURNAL_MAX", 0)  # the next batch folds
+    if stopped == "_manifests_move":
+        cut = fail_once("_manifests_move")
+    else:
+        real_swap = store._manifests_swap
+
+        def emptying_fails(swaps):
+            if any(document.get("n") == 0 for _order, _v, document in swaps):
+                raise AutoReconnect("connection to the server was lost")
+            return real_swap(swaps)
+
+        cut = mock.patch.object(store, "_manifests_swap", side_effect=emptying_fails)
+    with cut, pytest.raises(AutoReconnect):
+        services.solve_record(programmer=bob, problem=problems[4], solved_at=NOW)
+    today = leaderboard.epoch_day(NOW, "UTC")
+    for board in boards.values():
+        assert sorted(row.handle for row in selectors.board_page(board=board).rows) == [
+            "Alice",
+            "bob",
+            "charlie",
+        ]
+    monkeypatch.setattr(store, "JOURNAL_MAX", 1024)  # the fold is finished all the same
+    services.solve_record(programmer=charlie, problem=problems[5], solved_at=NOW)
+    assert not any(j.get("folding") for j in mongodb.orders.find({"_id": {"$regex": "journal$"}}))
+    for board in boards.values():
+        orders_hold_the_entries(board, range(today, today + board.spec.span))
+    all_time = boards["all-time"]
+    scores = {
+        p.handle: selectors.programmer_standing(board=all_time, programmer=p).score
+        for p in (alice, bob, charlie)
+    }
+    assert scores == {"Alice": 2, "bob": 2, "charlie": 2}

@@ -47,6 +47,7 @@ def world(request, mongodb, now, boards_of_every_kind, monkeypatch):
         monkeypatch.setattr(sets, "SET_FILL", 4)
         monkeypatch.setattr(store, "INLINE_MAX", 2)
         monkeypatch.setattr(sets, "ARRIVALS_MAX", 4)
+        monkeypatch.setattr(store, "JOURNAL_MAX", 8)  # journals folded every few solves
         prefixes = ["longhandle", "LongHandle"]
     rng = random.Random(20200119)
     boards = boards_of_every_kind

@@ -34,6 +34,11 @@ is (`manifest_repair`). A set that splits is written anew under new ids and the 
 dropped once the manifest no longer lists it (`Manifest.trash`), so a stopped writer never loses
 the members it was moving.
 
+A reader lays the moves a board's journal holds over the manifest it read (`Manifest
+.journal_lay`, the journal is `store`'s): a member leaving counts out of its set as a
+**departure** (still written in it, skipped when the set is read), a member joining as an
+arrival, with the histogram changed to match.
+
 This module is pure: it changes manifests and sets in memory; `store` reads and writes them.
 """
 
@@ -105,6 +110,10 @@ def _record_key(record: bytes) -> int:
 
 def record_score(record: bytes) -> int:
     return maths.key_score(_record_key(record))
+
+
+def record_programmer(record: bytes) -> int:
+    return int.from_bytes(record[8 + HANDLE_BYTES : SORT_BYTES], "big")
 
 
 def records_of(blob: bytes) -> list[bytes]:
@@ -200,6 +209,10 @@ class Manifest:
         self.trash = list(trash)  # sets no longer listed, deleted by the next writer
         # Members counted in their set's entry but not yet written into it: {record: set id}.
         self.arrivals = dict(arrivals)
+        # Members still written in their set but no longer counted in it (only readers, which
+        # lay a journal over the manifest, see `journal_lay`): {record: set id}.
+        self.departures: dict[bytes, int] = {}
+        self.folded = -1  # the journal epoch whose moves the manifest holds (see `store`)
 
     def __len__(self) -> int:
         return len(self.ids) // 8
@@ -228,6 +241,39 @@ class Manifest:
     def arrivals_of(self, set_id: int) -> list[bytes]:
         """The members of a set that are not written into it yet, in order."""
         return sorted(record for record, owner in self.arrivals.items() if owner == set_id)
+
+    def departures_of(self, set_id: int) -> set[bytes]:
+        return {record for record, owner in self.departures.items() if owner == set_id}
+
+    def journal_lay(self, pairs: Iterable[tuple[bytes | None, bytes | None]]) -> None:
+        """Lay a journal's moves over a manifest just read, for a reader: each pair takes a
+        programmer out of the record the manifest holds (`gone`) and into another (`came`), by
+        the sets' lengths and the histogram only, as departures and arrivals that the sets' reads
+        follow (see `store._records`). Without the separators read (a histogram read), only the
+        histogram changes."""
+        for gone, came in pairs:
+            if gone is not None:
+                self._lay(gone, -1)
+                if self.arrivals.pop(gone, None) is None and self.lasts is not None and len(self):
+                    self.departures[gone] = self.set_id(self.set_for(gone))
+            if came is not None:
+                self._lay(came, 1)
+                if self.lasts is not None:
+                    self.arrivals[came] = self.set_id(self.set_for(came))
+
+    def _lay(self, record: bytes, by: int) -> None:
+        score = record_score(record)
+        self.histogram[score] = self.histogram.get(score, 0) + by
+        if not self.histogram[score]:
+            del self.histogram[score]
+        if self.lasts is None:
+            return
+        if not len(self):  # an order only the journal holds yet: one empty set to count in
+            self.splice(0, 0, [SetInfo(0, 0, 0, separator(record), {})])
+            self.inline = {0: (0, b"")}
+        index = self.set_for(record)
+        at = slice(index * 4, index * 4 + 4)
+        self.lengths[at] = (self.length(index) + by).to_bytes(4, "big")
 
     def last(self, index: int) -> bytes:
         if self.lasts is None:

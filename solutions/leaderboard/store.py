@@ -20,10 +20,22 @@ seed's design).
 
 **Orders** (``orders`` and ``order_sets``): the listing order of each (board, day, group), as
 sorted entry sets with a manifest (see `sets`); the manifest's histogram is the day's rank data.
-Reading a page, a rank or a neighbourhood is a manifest read plus at most one read of sets by
-`_id`, at any size, and each read asks only for the manifest columns it uses. Orders are kept
-forward-dated like the sums, so a new day needs no cron, no rebuild and no scan: its order was
-written by the solves that made it.
+Orders are kept forward-dated like the sums, so a new day needs no cron, no rebuild and no scan:
+its order was written by the solves that made it.
+
+**Journals** (``<board>|journal`` in ``orders``): a solve moves its programmer in every order of
+every day it touches (38 days on the three default boards, twice with a group), and writing
+dozens of manifests is what a solve would cost, each some 80 KB at a million programmers. So a
+solve records its moves in one document per board instead: for each order, each programmer's
+pair (the record the manifest holds, the record they hold now). A programmer moving again
+replaces their pair, so a journal grows with the programmers who moved, not with their solves.
+Once a journal holds JOURNAL_MAX pairs, the batch that filled it folds it into the manifests and
+sets and empties it in a new **epoch**; each manifest records the epoch it holds (``folded``).
+
+**Reading** a page, a rank or a neighbourhood is the day's part of the journal, the manifest
+(asking only for the columns it uses) and at most one read of sets, all by `_id`, at any size.
+The journal's pairs are laid over the manifest as departures and arrivals (`sets.Manifest
+.journal_lay`) unless the manifest already holds that epoch.
 
 Why `_id` reads: the embedded server (SecantusDB 0.7, the default and the test server) never uses
 a wildcard index (``keys.$**`` is kept as a plain index on the literal path, so every
@@ -31,21 +43,22 @@ a wildcard index (``keys.$**`` is kept as a plain index on the literal path, so 
 with sort and limit decodes every document of the range first), and its ``findAndModify`` on an
 existing document scans the whole collection. `_id` point reads and writes, ``$in`` on `_id`,
 and binary values stay fast on it at any size, and on every other MongoDB-compatible engine.
-What costs there is the number of documents a command touches (a fraction of a millisecond each,
-in one Python process), so a solve moves every order of every board with the same few commands:
-read the manifests, read the sets the moves touch, write the sets, write the manifests.
+What costs there is the number of documents a command touches (most of a millisecond each, in
+one Python process), so a solve writes a handful of documents whatever the board's size.
 
 **How a solve moves the orders.** The entry changes first (atomically, once); orders follow.
 Each entry records in ``placed`` what the orders hold for it and at which ``rev`` of the entry.
 One applier at a time moves orders, whoever holds the lease of the ``appliers`` document: it
-moves each programmer from ``placed`` to their current keys in every order they are in, then
-updates ``placed`` (never back to an older ``rev``). A solve that finds the lease free takes it
-and moves its own programmer (two small commands around the work); one that finds it held lists
-its programmer as pending there and waits: the next holder moves everybody pending in one batch,
-so solves that arrive together cost one batch. Moves are idempotent (a record is removed if
-present, inserted if absent; manifests follow the sets' contents), so a crash anywhere leaves the
-work to a retry, the next holder, or the repair task (a solve is marked applied in the ``solves``
-log only once its orders moved): nothing is lost and nothing moves twice.
+moves each programmer from ``placed`` to their current keys in the journals, then updates
+``placed`` (never back to an older ``rev``), then folds the journals that are full. A solve that
+finds the lease free takes it, listing its programmer as pending in the same write, and moves
+them; one that finds it held lists its programmer as pending there and waits: the next holder
+moves everybody pending in one batch, so solves that arrive together cost one batch. A batch that
+stops anywhere leaves its programmers pending, and every step can be done again (a journal pair
+keeps the record the manifest holds; a fold marks its journal first, and the next batch finishes
+it before adding anything), so a retry, the next holder or the repair task carries on (a solve is
+marked applied in the ``solves`` log only once its orders moved): nothing is lost and nothing
+moves twice.
 """
 
 from __future__ import annotations
@@ -389,10 +402,10 @@ def _set_doc_id(order: str, set_id: int) -> str:
     return f"{order}|{set_id}"
 
 
-# What each reader asks of a manifest: a page needs the sets' lengths, a place also their last
-# members, a rank only the histogram; writers read it all.
-_PAGE = {"v": 1, "ids": 1, "vers": 1, "lens": 1, "hist": 1, "inline": 1, "arrivals": 1}
-_PLACE = {**_PAGE, "lasts": 1}
+# What each reader asks of a manifest: a page or a place needs the sets' lengths and last members
+# (the journal's moves are laid into the sets by them), a rank only the histogram; writers read
+# it all.
+_PAGE = {"v": 1, "ids": 1, "vers": 1, "lens": 1, "lasts": 1, "hist": 1, "inline": 1, "arrivals": 1}
 _HISTOGRAM = {"hist": 1}
 
 
@@ -412,6 +425,7 @@ def _manifest_decode(document: dict | None) -> sets.Manifest:
         trash=document.get("trash", []),
         arrivals=_arrivals_unpack(document.get("arrivals", b"")),
     )
+    manifest.folded = document.get("folded", -1)
     if document.get("inline") is not None and len(manifest) == 1:
         only = manifest.set_id(0)
         manifest.inline = {only: (manifest.set_version(0), bytes(document["inline"]))}
@@ -446,6 +460,7 @@ def manifest_document(manifest: sets.Manifest) -> dict:
         "inline": Binary(inline[1]) if inline else None,
         "trash": manifest.trash,
         "arrivals": Binary(_arrivals_pack(manifest.arrivals)),
+        "folded": manifest.folded,
     }
 
 
@@ -469,13 +484,22 @@ def manifests_read(order_ids: Iterable[str]) -> dict[str, sets.Manifest]:
     return {order: _manifest_decode(found.get(order)) for order in wanted}
 
 
-def _manifest_read(order: str, fields: dict) -> sets.Manifest:
-    return _manifest_decode(orders().find_one({"_id": order}, fields))
+def _manifest_read(board_slug: str, day_key: str, scope: str, fields: dict) -> sets.Manifest:
+    """A board day's manifest as a reader sees it: with the moves of the board's journal that it
+    does not hold yet laid over it. Two `_id` reads, the journal's part first: a fold writes the
+    manifests before it empties the journal, so a part read before the manifest is either still
+    to be laid (the manifest's `folded` is older than the part's epoch) or already in it."""
+    epoch, pairs = _journal_part(board_slug, day_key, scope)
+    order = order_id(board_slug, day_key, scope)
+    manifest = _manifest_decode(orders().find_one({"_id": order}, {**fields, "folded": 1}))
+    if manifest.folded < epoch:
+        manifest.journal_lay(pairs)
+    return manifest
 
 
 def histogram_read(board_slug: str, day_key: str, scope: str = "") -> dict[int, int]:
-    """{score: number of programmers} of one board day: one `_id` read."""
-    return _manifest_read(order_id(board_slug, day_key, scope), _HISTOGRAM).histogram
+    """{score: number of programmers} of one board day: two `_id` reads."""
+    return _manifest_read(board_slug, day_key, scope, _HISTOGRAM).histogram
 
 
 def _sets_fetch(order: str, set_ids: Iterable[int]) -> dict[int, tuple[int, bytes]]:
@@ -506,6 +530,8 @@ def _records(order: str, manifest: sets.Manifest, indexes: Iterable[int], last_t
     records: list[bytes] = []
     for set_id, _version in listed.values():
         written = sets.records_of(stored.get(set_id, (0, b""))[1])
+        if departed := manifest.departures_of(set_id):
+            written = [record for record in written if record not in departed]
         arrived = manifest.arrivals_of(set_id)
         records += sorted(written + arrived) if arrived else written
     return records
@@ -529,7 +555,7 @@ def order_page(
     order = order_id(board_slug, day_key, scope)
 
     def read(last_try: bool) -> tuple[dict[int, int], list[sets.Member]]:
-        manifest = _manifest_read(order, _PAGE)
+        manifest = _manifest_read(board_slug, day_key, scope, _PAGE)
         first = manifest.set_at(offset)
         if first is None or limit <= 0:
             return manifest.histogram, []
@@ -553,7 +579,7 @@ def member_position(board_slug: str, day_key: str, scope: str, member: sets.Memb
     record = member.record()
 
     def read(last_try: bool) -> int | None:
-        manifest = _manifest_read(order, _PLACE)
+        manifest = _manifest_read(board_slug, day_key, scope, _PAGE)
         index = manifest.set_for(record)
         if index < 0:
             return None
@@ -570,25 +596,177 @@ def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator
     """Every member of a board day in listing order, a few sets at a time (background work such
     as rank-history snapshots: its cost grows with the board, so never on a request)."""
     order = order_id(board_slug, day_key, scope)
-    manifest = _manifest_read(order, _PAGE)
+    manifest = _manifest_read(board_slug, day_key, scope, _PAGE)
     for start in range(0, len(manifest), 16):
         chosen = range(start, min(start + 16, len(manifest)))
         for record in _records(order, manifest, chosen, last_try=True):
             yield sets.Member.from_record(record)
 
 
+# --- the journal of each board ------------------------------------------------------------------
+
+JOURNAL_MAX = 1024  # programmers' moves a board's journal holds before they are folded into orders
+_PAIR_WIDTH = 1 + 2 * sets.RECORD_BYTES  # which of the two is there, then gone and came
+
+
+def journal_id(board_slug: str) -> str:
+    """The `_id` of a board's journal, in the manifests' collection (after every day's name, so
+    `orders_prune` leaves it)."""
+    return f"{board_slug}|journal"
+
+
+def _part_key(day_key: str, scope: str) -> str:
+    """The journal field of one board day's order: the scope in hex, as a group's name is free
+    text (an organization) and must never become a field path of its own."""
+    return f"{day_key}_{scope.encode().hex()}"
+
+
+def _part_order(key: str) -> tuple[str, str]:
+    day_key, scope = key.split("_")
+    return day_key, bytes.fromhex(scope).decode()
+
+
+def _part_unpack(packed: bytes) -> dict[int, tuple[bytes | None, bytes | None]]:
+    """{programmer id: (the record the manifest holds or None, the one they moved to or None)}."""
+    part, width = {}, sets.RECORD_BYTES
+    for i in range(0, len(packed), _PAIR_WIDTH):
+        there, gone, came = (
+            packed[i],
+            packed[i + 1 : i + 1 + width],
+            packed[i + 1 + width : i + _PAIR_WIDTH],
+        )
+        pair = (gone if there & 1 else None, came if there & 2 else None)
+        part[sets.record_programmer(gone if there & 1 else came)] = pair
+    return part
+
+
+def _part_pack(part: dict[int, tuple[bytes | None, bytes | None]]) -> Binary:
+    blank = bytes(sets.RECORD_BYTES)
+    return Binary(
+        b"".join(
+            bytes([(gone is not None) | (came is not None) << 1])
+            + (gone or blank)
+            + (came or blank)
+            for gone, came in part.values()
+        )
+    )
+
+
+def _journal_part(board_slug: str, day_key: str, scope: str) -> tuple[int, list]:
+    """(the journal's epoch, the (gone, came) pairs of one board day's order): one `_id` read of
+    that part only."""
+    key = _part_key(day_key, scope)
+    document = orders().find_one({"_id": journal_id(board_slug)}, {"epoch": 1, f"p.{key}": 1})
+    if document is None:
+        return 0, []
+    return document.get("epoch", 0), list(
+        _part_unpack(document.get("p", {}).get(key, b"")).values()
+    )
+
+
+def _journal_move(part: dict, move: sets.Move) -> None:
+    """Record a move in a part: a programmer keeps the record the manifest held before the part
+    began (`gone`) and takes the new one, so moving again, or the same move twice, leaves one
+    pair; moving back to what the manifest holds leaves none."""
+    pid = sets.record_programmer(move.old if move.old is not None else move.new)
+    gone = part[pid][0] if pid in part else move.old
+    if gone == move.new:
+        part.pop(pid, None)
+    else:
+        part[pid] = (gone, move.new)
+
+
+def _journal_append(journal: dict, parts: dict[tuple[str, str], list[sets.Move]]) -> dict:
+    """A journal with these moves recorded (the next version, to compare-and-swap)."""
+    packed = dict(journal.get("p", {}))
+    for (day_key, scope), moves in parts.items():
+        key = _part_key(day_key, scope)
+        part = _part_unpack(packed.get(key, b""))
+        for move in moves:
+            _journal_move(part, move)
+        packed[key] = _part_pack(part)
+    return {
+        "v": journal.get("v", 0) + 1,
+        "epoch": journal.get("epoch", 0),
+        "folding": False,
+        "n": sum(len(p) // _PAIR_WIDTH for p in packed.values()),
+        "p": packed,
+    }
+
+
+def _journals_read(boards: Iterable[str]) -> dict[str, dict]:
+    """The journals of these boards (empty for one never written), in one read."""
+    wanted = {journal_id(board): board for board in boards}
+    found = {doc["_id"]: doc for doc in orders().find({"_id": {"$in": list(wanted)}})}
+    return {board: found.get(journal_id, {}) for journal_id, board in wanted.items()}
+
+
+def _journals_swap(before: dict[str, dict], after: dict[str, dict]) -> None:
+    """Write the journals `after`, each over the version it had `before` (compare-and-swap, in
+    one bulk with `_manifests_swap`)."""
+    if not after:
+        return
+    _manifests_swap(
+        [
+            (
+                journal_id(board),
+                before[board].get("v", 0),
+                {k: v for k, v in j.items() if k != "_id"},
+            )
+            for board, j in after.items()
+        ]
+    )
+
+
+def _part_moves(packed: bytes) -> list[sets.Move]:
+    """The moves that fold a journal's part into its order: each programmer out of the record
+    the manifest holds and into their new one."""
+    moves = []
+    for gone, came in _part_unpack(packed).values():
+        moves += [sets.Move(gone, None)] if gone is not None else []
+        moves += [sets.Move(None, came)] if came is not None else []
+    return moves
+
+
+def _journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
+    """Move the journals' moves into the orders (`_manifests_move`: exact, as it reads the sets
+    a member leaves) and empty them in a new epoch; returns them emptied. A journal is marked as
+    folding first, so that nobody adds to it until it is emptied (a manifest that already holds
+    its epoch ignores its part, so it would ignore anything added there too) and the next batch
+    finishes a fold that stopped midway: it moves the same members from the same manifests
+    (sets the stopped fold wrote are repaired into them as they are read, `manifest_repair`), so
+    each is held once."""
+    marked = {
+        board: {**journal, "v": journal["v"] + 1, "folding": True}
+        for board, journal in journals.items()
+        if not journal.get("folding")
+    }
+    _journals_swap(journals, marked)
+    oldest = history_from(_today())
+    folding = {}
+    for board, journal in journals.items():
+        for key, packed in journal.get("p", {}).items():
+            day_key, scope = _part_order(key)
+            if day_key == maths.ALL_TIME_KEY or int(day_key) >= oldest:  # else pruned
+                moves = _part_moves(packed)
+                folding[order_id(board, day_key, scope)] = (journal.get("epoch", 0), moves)
+    _manifests_move(folding)
+    current = {**journals, **marked}
+    emptied = {
+        board: {"v": j["v"] + 1, "epoch": j.get("epoch", 0) + 1, "folding": False, "n": 0, "p": {}}
+        for board, j in current.items()
+    }
+    _journals_swap(current, emptied)
+    return emptied
+
+
 # --- moving the orders -------------------------------------------------------------------------
 
 
-def _placement_key(board_slug: str, programmer_id: int) -> str:
-    """A programmer on a board, as the applier document names them ("board|id")."""
-    return f"{board_slug}|{programmer_id}"
-
-
 def _item(board_slug: str, programmer_id: int, tag: str) -> str:
-    """A pending entry of the applier document: a programmer on a board, tagged by whoever
-    listed them (so one request's listing is never mistaken for another's)."""
-    return f"{_placement_key(board_slug, programmer_id)}|{tag}"
+    """A pending entry of the applier document, "board|id|tag": a programmer on a board, tagged
+    by whoever listed them (so one request's listing is never mistaken for another's)."""
+    return f"{board_slug}|{programmer_id}|{tag}"
 
 
 def _applier_update(update: dict) -> None:
@@ -610,16 +788,20 @@ def pending_clear(board_slug: str) -> None:
     _applier_update({"$pull": {"pending": {"$regex": f"^{board_slug}\\|"}}})
 
 
-def _lease_take(token: str) -> dict | None:
-    """Take the lease if it is free (or expired): the applier document (who is pending, and
-    what a holder that stopped midway meant to place), else None. The applier collection holds
-    one document, so even the embedded server's `findAndModify` is cheap."""
+def _lease_take(token: str, listed: list[str]) -> dict | None:
+    """Take the lease if it is free (or expired), listing `listed` as pending in the same
+    write, so that if this holder stops midway the next one moves them: the applier document
+    (who is pending), else None. The applier collection holds one document, so even the
+    embedded server's `findAndModify` is cheap."""
     now = timezone.now()
     try:
         taken = appliers().find_one_and_update(
             {"_id": LEASE, "until": {"$not": {"$gt": now}}},
-            {"$set": {"until": now + APPLY_LEASE, "token": token}},
-            projection={"pending": 1, "token": 1, "intent": 1},
+            {
+                "$set": {"until": now + APPLY_LEASE, "token": token},
+                "$addToSet": {"pending": {"$each": listed}},
+            },
+            projection={"pending": 1, "token": 1},
             upsert=True,
             return_document=ReturnDocument.AFTER,
         )
@@ -628,28 +810,17 @@ def _lease_take(token: str) -> dict | None:
     if taken is None or taken.get("token") != token:
         # Held by somebody else, as a rule. But under concurrent writers SecantusDB 0.7 can
         # answer "nothing matched" (or a duplicate key) to a findAndModify that did take it.
-        taken = appliers().find_one({"_id": LEASE, "token": token}, {"pending": 1, "intent": 1})
+        taken = appliers().find_one({"_id": LEASE, "token": token}, {"pending": 1})
     return taken
 
 
 def _lease_release(token: str, done: list[str] | None) -> None:
     """Give the lease back; `done`: what was moved (None: nothing, the batch failed), pulled
-    from the pending entries, and the placements meant are then forgotten."""
+    from the pending entries."""
     update: dict = {"$set": {"until": None}}
-    if done is not None:
-        update["$unset"] = {"intent": ""}
-        if done:
-            update["$pullAll"] = {"pending": done}
+    if done:
+        update["$pullAll"] = {"pending": done}
     appliers().update_one({"_id": LEASE, "token": token}, update)
-
-
-def _intents_record(token: str, placements: dict[str, list[dict]]) -> None:
-    """Before moving any order, record where the batch puts each programmer ("board|id"),
-    after where earlier batches that stopped midway meant to: each may have left them there, so
-    the next holder takes them all out again."""
-    if placements:
-        update = {f"intent.{key}": meant for key, meant in placements.items()}
-        appliers().update_one({"_id": LEASE, "token": token}, {"$set": update})
 
 
 def _still_pending(items: list[str]) -> tuple[bool, bool]:
@@ -666,25 +837,24 @@ def orders_catch_up(wanted: Iterable[tuple[str, int]] = ()) -> None:
     programmer pending, in one batch; while another request holds it, list them as pending and
     wait for a holder to move them, taking the lease in turn once it is free."""
     wanted = sorted(set(wanted))
-    mine = [_placement_key(slug, pid) for slug, pid in wanted]
     token = secrets.token_hex(8)
     listed = [_item(slug, pid, token) for slug, pid in wanted]
     deadline = time.monotonic() + APPLY_WAIT_SECONDS
     waiting, pause = False, APPLY_POLL_SECONDS[0]
     while True:
-        taken = _lease_take(token)
+        taken = _lease_take(token, listed)
         if taken is not None:
-            pending, intents = list(taken.get("pending", [])), taken.get("intent", {})
-            keys = {item.rsplit("|", 1)[0] for item in pending} | set(mine) | set(intents)
+            pending = list(taken.get("pending", []))
             try:
-                _orders_apply(keys, intents, token)
+                _orders_apply({item.rsplit("|", 1)[0] for item in pending})
             except BaseException:
-                # Everything stays for the next holder; after a fault, give up in bounded time.
+                # Everything stays pending for the next holder; after a fault, give up in
+                # bounded time.
                 mongo.cleanup(lambda: _lease_release(token, None))
                 raise
-            _lease_release(token, pending + (listed if waiting else []))
+            _lease_release(token, pending)
             return
-        if not mine:
+        if not listed:
             return  # the holder moves whatever is pending
         if not waiting:
             _pending_add(listed)
@@ -715,83 +885,91 @@ def _records_placed(placed: dict | None, pid: int, oldest_day: int) -> dict[tupl
     return records
 
 
-def _placement_moves(
-    entry: dict, oldest_day: int, intents: list[dict] = ()
-) -> dict[tuple[str, str], list[sets.Move]]:
-    """{(day, scope): moves} taking a programmer from what the orders hold (`placed`) to their
-    current keys, handle and groups. With `intents` (where holders that stopped midway were
-    putting them), those are taken out too, then the current places put in (a removal reads the
-    set, so each place ends up held once whatever those holders managed to write)."""
+def _placement_moves(entry: dict, oldest_day: int) -> dict[tuple[str, str], sets.Move]:
+    """{(day, scope): move} taking a programmer from what the orders hold (`placed`) to their
+    current keys, handle and groups."""
     pid = entry["_id"]
     old = _records_placed(entry.get("placed"), pid, oldest_day)
     new = _records_placed(placement(entry), pid, oldest_day)
-    meant = [_records_placed(intent, pid, oldest_day) for intent in intents]
-    moves: dict[tuple[str, str], list[sets.Move]] = defaultdict(list)
-    for place in set(old).union(new, *meant):
-        before, after = old.get(place), new.get(place)
-        midway = {records.get(place) for records in meant} - {None}
-        if not midway or midway == {before} and before == after:
-            if before != after:
-                moves[place].append(sets.Move(before, after))
-            continue
-        for record in sorted(midway | {before} - {None}):
-            moves[place].append(sets.Move(record, None))
-        if after is not None:
-            moves[place].append(sets.Move(None, after))
-    return moves
+    return {
+        place: sets.Move(old.get(place), new.get(place))
+        for place in set(old) | set(new)
+        if old.get(place) != new.get(place)
+    }
 
 
 _PLACEMENT = {"handle": 1, "groups": 1, "keys": 1, "rev": 1, "placed": 1}
 
 
-def _orders_apply(keys: set[str], intents: dict[str, list[dict]], token: str) -> None:
-    """Move these programmers ("board|id") in every order they are in, on every board at once,
-    then record what the orders hold (never over a newer record of a later applier)."""
+def _orders_apply(keys: set[str]) -> None:
+    """Move these programmers ("board|id") in every order they are in, on every board at once:
+    record the moves in the boards' journals (one read, one write), then what the orders hold
+    for each programmer (never over a newer record of a later applier), then fold the journals
+    that are full. In that sequence a batch that stops anywhere leaves its programmers pending
+    with journals and records that the next batch carries on from: a journal's part keeps, for
+    each programmer, the record the manifest holds, so moving them again from an older record
+    changes nothing that matters; and a fold, which forgets what it moved, only ever follows the
+    records of what it moves."""
     by_board: dict[str, list[int]] = defaultdict(list)
     for key in keys:
         board_slug, pid = key.split("|")
         by_board[board_slug].append(int(pid))
     oldest = history_from(_today())
     behind: dict[str, list[tuple[dict, dict]]] = {}
-    by_order: dict[str, list[sets.Move]] = defaultdict(list)
-    meant: dict[str, list[dict]] = {}
+    by_part: dict[str, dict[tuple[str, str], list[sets.Move]]] = {}
     for board_slug, pids in sorted(by_board.items()):
-        behind[board_slug] = []
         for entry in entries(board_slug).find({"_id": {"$in": pids}}, _PLACEMENT):
-            key, now_placed = _placement_key(board_slug, entry["_id"]), placement(entry)
-            if entry.get("placed") == now_placed and key not in intents:
+            now_placed = placement(entry)
+            if entry.get("placed") == now_placed:
                 continue
-            behind[board_slug].append((entry, now_placed))
-            earlier = intents.get(key, [])
-            moves = _placement_moves(entry, oldest, earlier)
-            for (day_key, scope), day_moves in moves.items():
-                by_order[order_id(board_slug, day_key, scope)] += day_moves
-            meant[key] = [*earlier, now_placed]
-    _intents_record(token, meant)
-    _manifests_move(by_order)
+            behind.setdefault(board_slug, []).append((entry, now_placed))
+            parts = by_part.setdefault(board_slug, defaultdict(list))
+            for place, move in _placement_moves(entry, oldest).items():
+                parts[place].append(move)
+    if not behind:
+        return
+    journals = _journals_read(by_part)
+    if half_folded := {b: j for b, j in journals.items() if j.get("folding")}:
+        journals.update(_journals_fold(half_folded))  # finished before anything is added
+    appended = {board: _journal_append(journals[board], parts) for board, parts in by_part.items()}
+    _journals_swap(journals, appended)
+    _placed_record(behind)
+    if full := {board: j for board, j in appended.items() if j["n"] > JOURNAL_MAX}:
+        _journals_fold(full)
+
+
+def _placed_record(behind: dict[str, list[tuple[dict, dict]]]) -> None:
+    """Record in each entry what the orders now hold for it (one bulk a board), unless a later
+    applier already recorded a newer revision."""
     for board_slug, moved in behind.items():
-        if moved:
-            entries(board_slug).bulk_write(
-                [
-                    UpdateOne(
-                        {"_id": e["_id"], "placed.rev": {"$not": {"$gte": e.get("rev", 0)}}},
-                        {"$set": {"placed": now_placed}},
-                    )
-                    for e, now_placed in moved
-                ],
-                ordered=False,
-            )
+        entries(board_slug).bulk_write(
+            [
+                UpdateOne(
+                    {"_id": e["_id"], "placed.rev": {"$not": {"$gte": e.get("rev", 0)}}},
+                    {"$set": {"placed": now_placed}},
+                )
+                for e, now_placed in moved
+            ],
+            ordered=False,
+        )
 
 
-def _manifests_move(by_order: dict[str, list[sets.Move]]) -> None:
-    """Apply moves to many orders with a fixed number of commands: read the manifests, then the
-    sets the moves touch (`$in` reads), write the changed sets (one bulk), then the manifests
-    (one bulk). Only the lease holder writes; still, a set is written over only at the version
-    read and a manifest is compare-and-swapped on its version, so an applier that outlived its
-    lease can never overwrite a newer state (`OrdersConflict`)."""
+def _manifests_move(folding: dict[str, tuple[int, list[sets.Move]]]) -> None:
+    """Fold moves into many orders with a fixed number of commands: read the manifests, then
+    the sets the moves touch (`$in` reads), write the changed sets (one bulk), then the
+    manifests (one bulk). `folding`: {order: (the journal epoch, its moves)}; a manifest that
+    holds that epoch already (a fold stopped midway wrote it) is left as it is. Only the lease
+    holder writes; still, a set is written over only at the version read and a manifest is
+    compare-and-swapped on its version, so an applier that outlived its lease can never
+    overwrite a newer state (`OrdersConflict`)."""
+    manifests = manifests_read(folding)
+    by_order: dict[str, list[sets.Move]] = {}
+    for order, (epoch, moves) in folding.items():
+        if moves and manifests[order].folded < epoch:
+            manifests[order].folded = epoch
+            by_order[order] = moves
     if not by_order:
         return
-    manifests = manifests_read(by_order)
     wanted = {
         _set_doc_id(order, set_id): (order, set_id)
         for order, moves in by_order.items()
@@ -860,9 +1038,9 @@ def _inlined(manifest: sets.Manifest, rewrite: sets.Rewrite) -> dict[int, tuple[
 
 
 def _manifests_swap(swaps: list[tuple[str, int, dict]]) -> None:
-    """Compare-and-swap manifests on their version: one that somebody else changed first (only an
-    applier that outlived its lease can) keeps the newer writer's state, and the moves stay
-    pending (`OrdersConflict`)."""
+    """Compare-and-swap manifests (and journals) on their version: one that somebody else changed
+    first (only an applier that outlived its lease can) keeps the newer writer's state, and the
+    moves stay pending (`OrdersConflict`)."""
     operations = [
         InsertOne({"_id": order, **document})
         if expected == 0

@@ -208,9 +208,10 @@ def documents_examined(finds: list[tuple[str, dict]]) -> int | None:
 
 
 def bench_operations(
-    *, board: Board, boards: list[Board], programmer: Programmer
+    *, board: Board, boards: list[Board], programmer: Programmer, others: list[Programmer]
 ) -> dict[str, Callable[[int], object]]:
-    """The operations to measure, for a programmer in the middle of the board."""
+    """The operations to measure, for a programmer in the middle of the board (and `others`, one
+    for each solve of another programmer)."""
     standing = selectors.programmer_standing(board=board, programmer=programmer)
     pages = max(1, math.ceil(standing.total / selectors.PAGE_SIZE))
     group = programmer.group_scopes()[0] if programmer.group_scopes() else ""
@@ -218,6 +219,13 @@ def bench_operations(
     def solve(attempt: int) -> None:
         problem = Problem(slug=f"bench-{attempt + 1}", points=50)  # a new problem every time
         services.solve_record(programmer=programmer, problem=problem, solved_at=timezone.now())
+
+    def solve_by_another(attempt: int) -> None:
+        # Each solve moves somebody new into the journals, which fill and are folded into the
+        # manifests every few dozen programmers: the median is a solve, the p95 a fold.
+        problem = Problem(slug="bench-other", points=50)
+        another = others[(attempt + 1) % len(others)]
+        services.solve_record(programmer=another, problem=problem, solved_at=timezone.now())
 
     browser, top = Client(HTTP_HOST="127.0.0.1"), reverse("board", args=[board.slug])
 
@@ -238,6 +246,7 @@ def bench_operations(
         "group page": lambda _: selectors.board_page(board=board, page=1, scope=group),
         "profile": lambda _: selectors.programmer_profile(programmer=programmer),
         f"solve ({len(boards)} boards)": solve,
+        "solve, another each time": solve_by_another,
     }
 
 
@@ -267,7 +276,10 @@ def bench_run(
             redis_times = (
                 redis_bench(redis_url, board=board, size=size, repeat=repeat) if redis_url else {}
             )
-            operations = bench_operations(board=board, boards=boards, programmer=middle)
+            others = random.Random(size + 1).sample(programmers, min(size, 1000))
+            operations = bench_operations(
+                board=board, boards=boards, programmer=middle, others=others
+            )
             for name, operation in operations.items():
                 names, median, p95, examined = _measure(counter, operation, repeat)
                 detail = ", ".join(f"{command}×{n}" for command, n in sorted(names.items()))
