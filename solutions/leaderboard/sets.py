@@ -253,27 +253,30 @@ class Manifest:
         histogram changes."""
         for gone, came in pairs:
             if gone is not None:
-                self._lay(gone, -1)
-                if self.arrivals.pop(gone, None) is None and self.lasts is not None and len(self):
-                    self.departures[gone] = self.set_id(self.set_for(gone))
+                index = self._lay(gone, -1)
+                if self.arrivals.pop(gone, None) is None and index is not None:
+                    self.departures[gone] = self.set_id(index)
             if came is not None:
-                self._lay(came, 1)
-                if self.lasts is not None:
-                    self.arrivals[came] = self.set_id(self.set_for(came))
+                index = self._lay(came, 1)
+                if index is not None:
+                    self.arrivals[came] = self.set_id(index)
 
-    def _lay(self, record: bytes, by: int) -> None:
+    def _lay(self, record: bytes, by: int) -> int | None:
+        """Count a record in or out of the histogram and of its set's length: the index of that
+        set (None: the separators were not read)."""
         score = record_score(record)
         self.histogram[score] = self.histogram.get(score, 0) + by
         if not self.histogram[score]:
             del self.histogram[score]
         if self.lasts is None:
-            return
+            return None
         if not len(self):  # an order only the journal holds yet: one empty set to count in
             self.splice(0, 0, [SetInfo(0, 0, 0, separator(record), {})])
             self.inline = {0: (0, b"")}
         index = self.set_for(record)
         at = slice(index * 4, index * 4 + 4)
         self.lengths[at] = (self.length(index) + by).to_bytes(4, "big")
+        return index
 
     def last(self, index: int) -> bytes:
         if self.lasts is None:

@@ -636,7 +636,7 @@ def _part_unpack(packed: bytes) -> dict[int, tuple[bytes | None, bytes | None]]:
             packed[i + 1 + width : i + _PAIR_WIDTH],
         )
         pair = (gone if there & 1 else None, came if there & 2 else None)
-        part[sets.record_programmer(gone if there & 1 else came)] = pair
+        part[sets.record_programmer(pair[0] or pair[1])] = pair
     return part
 
 
