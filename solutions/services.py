@@ -8,6 +8,7 @@ import secrets
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from bson import ObjectId
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -252,8 +253,9 @@ def solve_report(
 
 
 def solve_apply(solve: dict, programmer: Programmer) -> None:
-    """Count a logged solve on every board (each count is idempotent by the solve's id), bring
-    the boards' orders along (all boards at once), then mark the solve applied."""
+    """Count a logged solve on every board (each count is idempotent by the solve's id), then
+    bring the boards' orders along (all boards at once); the batch that moves them marks the
+    solve applied (`orders_moved`)."""
     if programmer.on_boards:
         now_day = today()
         boards = list(Board.objects.all())
@@ -268,9 +270,31 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
                 at=solve["solved_at"],
             )
             store.entry_count_solve(board.slug, board.spec, event, now_day)
-        store.orders_catch_up([(board.slug, programmer.pk) for board in boards])
-        boards_touch([board.slug for board in boards])  # live pages see it on their next poll
-    mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
+        moved = store.orders_catch_up(
+            [(board.slug, programmer.pk) for board in boards], tag=_solve_tag(solve["_id"])
+        )
+        orders_moved(moved)  # when another request's batch moved them, that request does this
+    else:
+        mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
+
+
+SOLVE_TAG = "solve-"
+
+
+def _solve_tag(solve_id: ObjectId) -> str:
+    return f"{SOLVE_TAG}{solve_id}"
+
+
+def orders_moved(moved: store.Moved) -> None:
+    """Finish the work of every request whose programmers a batch moved, once for the batch:
+    mark their solves applied in the log, and bump the boards' live counters (live pages see
+    the moves on their next poll). A solve whose orders never moved stays unapplied for a retry
+    or the repair task."""
+    solve_ids = [ObjectId(t.removeprefix(SOLVE_TAG)) for t in moved.tags if t.startswith(SOLVE_TAG)]
+    if solve_ids:
+        mongo.solves().update_many({"_id": {"$in": solve_ids}}, {"$set": {"applied": True}})
+    if moved.boards:
+        boards_touch(moved.boards)
 
 
 # --- hiding and banning ----------------------------------------------------------------------
@@ -316,7 +340,7 @@ def programmer_refresh_boards(*, programmer: Programmer) -> None:
         if document is not None:
             document["applied"] = sorted(str(s["_id"]) for s in solves)[-store.APPLIED_KEPT :]
         documents[board.slug] = document
-    store.entries_replace(programmer.pk, documents)
+    orders_moved(store.entries_replace(programmer.pk, documents))
     boards_touch([board.slug for board in boards])
 
 
@@ -341,7 +365,7 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
         mongo.solves().update_many(
             {**pending, "programmer_id": programmer.pk}, {"$set": {"applied": True}}
         )
-    store.orders_catch_up()  # whatever a crash left pending, on every board
+    orders_moved(store.orders_catch_up())  # whatever a crash left pending, on every board
     return len(programmer_ids)
 
 

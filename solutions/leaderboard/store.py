@@ -96,7 +96,7 @@ APPLY_LEASE = dt.timedelta(seconds=30)  # longer than any batch takes; frees a c
 # outlives an applier that died holding it (its server was killed under it) and applies the
 # batch itself. Its answer then means that it is listed, with no repair task needed.
 APPLY_WAIT_SECONDS = 40.0
-APPLY_POLL_SECONDS = (0.004, 0.04)  # a waiter's first and longest pause between looks
+APPLY_POLL_SECONDS = (0.015, 0.05)  # a waiter's first and longest pause between looks
 # SecantusDB checks every document an `$in` on `_id` finds against the whole list, in Python: n
 # ids cost n² comparisons (600 ids: a quarter of a second). Writers read by `$in` in at least
 # IN_READS commands of at most IN_MAX ids (the same number of commands for any single solve).
@@ -206,17 +206,21 @@ def _trimmed_today(document: str, oldest: int) -> dict:
     return {"$cond": ["$$fresh", _trimmed(document, oldest), {"$ifNull": [document, {}]}]}
 
 
-def _key_expression(score: dict, reached: dict) -> dict:
-    """`maths.sort_key` as an aggregation expression."""
+def _key_tail(reached: dict) -> dict:
+    """The time part of `maths.sort_key` as an aggregation expression."""
     seconds = {
         "$toLong": {"$floor": {"$divide": [{"$subtract": [reached, maths.KEY_EPOCH]}, 1000]}}
     }
-    return {
-        "$add": [
-            {"$multiply": [{"$min": [score, maths.MAX_SCORE]}, 2**maths.TIME_BITS]},
-            {"$subtract": [2**maths.TIME_BITS - 1, seconds]},
-        ]
-    }
+    return {"$subtract": [2**maths.TIME_BITS - 1, seconds]}
+
+
+def _key_of(score: dict | str, tail: dict | str) -> dict:
+    """`maths.sort_key` as an aggregation expression, from the score and `_key_tail`."""
+    return {"$add": [{"$multiply": [{"$min": [score, maths.MAX_SCORE]}, 2**maths.TIME_BITS]}, tail]}
+
+
+def _key_expression(score: dict | str, reached: dict) -> dict:
+    return _key_of(score, _key_tail(reached))
 
 
 def _all_time_counting(event: SolveEvent) -> dict:
@@ -253,8 +257,9 @@ def _window_counting(window: maths.Window, event: SolveEvent, today: int) -> dic
         span = [0, {"$add": ["$$i", event.day - first + 1]}]
     each_day = {"$range": [0, len(affected)]}
     windows = {"counts": [{"$ifNull": [f"$$days.{d}", 0]} for d in counted]}
-    if event.day >= today:
-        keys = {"$map": {"input": "$$scores", "in": _key_expression("$$this", "$$latest")}}
+    if event.day >= today:  # every day's score was reached now: one time part for all
+        windows["tail"] = _key_tail("$$latest")
+        keys = {"$map": {"input": "$$scores", "in": _key_of("$$this", "$$tail")}}
     else:
         windows["times"] = [f"$$last.{d}" for d in counted]
         reached = {"$max": {"$slice": ["$$times", *span]}}
@@ -363,11 +368,11 @@ def entries_keys(
     }
 
 
-def entries_replace(programmer_id: int, documents: dict[str, dict | None]) -> None:
+def entries_replace(programmer_id: int, documents: dict[str, dict | None]) -> Moved:
     """Set a programmer's entries ({board slug: entry computed from their solves, None: off the
     board}), keeping what the orders hold, then bring the orders along (only this programmer
     moves). The programmer is listed as pending first, so a crash right after still leaves the
-    orders to the next applier."""
+    orders to the next applier. Returns what the batch moved (`orders_catch_up`)."""
     marker = secrets.token_hex(8)
     _pending_add([_item(slug, programmer_id, marker) for slug in documents])
     for board_slug, document in documents.items():
@@ -376,7 +381,7 @@ def entries_replace(programmer_id: int, documents: dict[str, dict | None]) -> No
         unset = {name: "" for name in ("days", "last") if name not in fields}
         update = {"$set": fields, "$inc": {"rev": 1}, **({"$unset": unset} if unset else {})}
         entries(board_slug).update_one({"_id": programmer_id}, update, upsert=True)
-    orders_catch_up([(slug, programmer_id) for slug in documents])
+    return orders_catch_up([(slug, programmer_id) for slug in documents])
 
 
 def placement(entry: dict) -> dict:
@@ -788,30 +793,39 @@ def pending_clear(board_slug: str) -> None:
     _applier_update({"$pull": {"pending": {"$regex": f"^{board_slug}\\|"}}})
 
 
-def _lease_take(token: str, listed: list[str]) -> dict | None:
-    """Take the lease if it is free (or expired), listing `listed` as pending in the same
-    write, so that if this holder stops midway the next one moves them: the applier document
-    (who is pending), else None. The applier collection holds one document, so even the
-    embedded server's `findAndModify` is cheap."""
+def _lease_take(token: str, listed: list[str]) -> tuple[bool, list[str]]:
+    """List `listed` as pending and take the lease if it is free (or expired), in one write:
+    (whether this request now holds the lease, everything pending). A holder that stops midway
+    leaves what it listed to the next one; a request that finds the lease held is listed for
+    the holder's next batch by the same write. The applier collection holds one document, so
+    even the embedded server's `findAndModify` is cheap."""
     now = timezone.now()
-    try:
-        taken = appliers().find_one_and_update(
-            {"_id": LEASE, "until": {"$not": {"$gt": now}}},
-            {
-                "$set": {"until": now + APPLY_LEASE, "token": token},
-                "$addToSet": {"pending": {"$each": listed}},
-            },
-            projection={"pending": 1, "token": 1},
-            upsert=True,
-            return_document=ReturnDocument.AFTER,
-        )
-    except DuplicateKeyError:
-        taken = None
-    if taken is None or taken.get("token") != token:
-        # Held by somebody else, as a rule. But under concurrent writers SecantusDB 0.7 can
-        # answer "nothing matched" (or a duplicate key) to a findAndModify that did take it.
-        taken = appliers().find_one({"_id": LEASE, "token": token}, {"pending": 1})
-    return taken
+    free = {"$not": [{"$gt": [{"$ifNull": ["$until", None]}, now]}]}
+    update = {
+        "token": {"$cond": [free, token, "$token"]},
+        "until": {"$cond": [free, now + APPLY_LEASE, "$until"]},
+        "pending": {"$setUnion": [{"$ifNull": ["$pending", []]}, listed]},
+    }
+    document = None
+    for _attempt in range(2):  # two first uses at once: the loser's write goes again
+        try:
+            document = appliers().find_one_and_update(
+                {"_id": LEASE},
+                [{"$set": update}],
+                projection={"pending": 1, "token": 1},
+                upsert=True,
+                return_document=ReturnDocument.AFTER,
+            )
+            break
+        except DuplicateKeyError:
+            continue
+    if document is None:
+        # Under concurrent writers SecantusDB 0.7 can answer "nothing matched" to a
+        # findAndModify that did its write: look, and list them if it did not.
+        document = appliers().find_one({"_id": LEASE}, {"pending": 1, "token": 1}) or {}
+        if document.get("token") != token and not set(listed) <= set(document.get("pending", [])):
+            _pending_add(listed)
+    return document.get("token") == token, list(document.get("pending", []))
 
 
 def _lease_release(token: str, done: list[str] | None) -> None:
@@ -831,20 +845,32 @@ def _still_pending(items: list[str]) -> tuple[bool, bool]:
     return bool(set(items).intersection(document.get("pending", []))), free
 
 
-def orders_catch_up(wanted: Iterable[tuple[str, int]] = ()) -> None:
+@dataclass(frozen=True)
+class Moved:
+    """What a batch moved: the boards, and the tags of whoever listed the programmers (see
+    `orders_catch_up`); empty for a request whose programmers another holder moved."""
+
+    boards: frozenset[str] = frozenset()
+    tags: frozenset[str] = frozenset()
+
+
+def orders_catch_up(wanted: Iterable[tuple[str, int]] = (), *, tag: str = "") -> Moved:
     """Bring the orders up to date with the entries of these (board slug, programmer id) pairs
     (only everything pending when empty). With the lease free, take it and move them and every
-    programmer pending, in one batch; while another request holds it, list them as pending and
-    wait for a holder to move them, taking the lease in turn once it is free."""
+    programmer pending, in one batch; while another request holds it, they are listed as pending
+    and this waits for a holder to move them, taking the lease in turn once it is free.
+
+    Returns what this request's batch moved (nothing when another holder moved them): `tag`
+    marks this request's programmers in it (a solve's id, say), so that the holder's caller can
+    finish the work of every request in the batch at once."""
     wanted = sorted(set(wanted))
     token = secrets.token_hex(8)
-    listed = [_item(slug, pid, token) for slug, pid in wanted]
+    listed = [_item(slug, pid, tag or token) for slug, pid in wanted]
     deadline = time.monotonic() + APPLY_WAIT_SECONDS
-    waiting, pause = False, APPLY_POLL_SECONDS[0]
+    pause = APPLY_POLL_SECONDS[0]
     while True:
-        taken = _lease_take(token, listed)
-        if taken is not None:
-            pending = list(taken.get("pending", []))
+        holder, pending = _lease_take(token, listed)
+        if holder:
             try:
                 _orders_apply({item.rsplit("|", 1)[0] for item in pending})
             except BaseException:
@@ -853,20 +879,18 @@ def orders_catch_up(wanted: Iterable[tuple[str, int]] = ()) -> None:
                 mongo.cleanup(lambda: _lease_release(token, None))
                 raise
             _lease_release(token, pending)
-            return
+            items = [item.split("|") for item in pending]
+            return Moved(frozenset(i[0] for i in items), frozenset(i[2] for i in items))
         if not listed:
-            return  # the holder moves whatever is pending
-        if not waiting:
-            _pending_add(listed)
-            waiting = True
+            return Moved()  # the holder moves whatever is pending
         while True:
             time.sleep(pause)
             pause = min(pause * 1.5, APPLY_POLL_SECONDS[1])
             pending_still, free = _still_pending(listed)
             if not pending_still:
-                return  # a holder read them after our entries changed, and moved them
+                return Moved()  # a holder read them after our entries changed, and moved them
             if time.monotonic() > deadline:
-                return  # still pending: the next holder or the repair task moves them
+                return Moved()  # still pending: the next holder or the repair task moves them
             if free:
                 break
 
