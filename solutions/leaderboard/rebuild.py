@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pymongo import InsertOne, ReplaceOne
+from pymongo.collection import Collection
 
 from . import maths, sets, store
 
@@ -101,19 +102,56 @@ def board_rebuild(
     """Make a board's stored entries and orders those computed from the log (`computed`: each
     entry with the ids of its solves, streamed); a dry run only reports what would change."""
     report = RebuildReport(board=board_slug)
-    collection = store.entries(board_slug)
-    was_empty = collection.estimated_document_count() == 0
-    seen: set[int] = set()
-    batch: list[dict] = []
+    writer = _EntryWriter(store.entries(board_slug), report, dry_run)
+    with tempfile.TemporaryDirectory(prefix="orders-") as scratch:
+        spill = _Spill(board_slug, store.history_from(today), Path(scratch))
+        for document, solve_ids in computed:
+            # The latest solves' ids, so a late retry of one of them still counts nothing; and
+            # what the orders hold once they are built from these entries below.
+            document["applied"] = sorted(solve_ids)[-store.APPLIED_KEPT :]
+            document["placed"] = store.placement(document)
+            spill.add(document)
+            writer.add(document)
+        writer.flush()
+        report.entries = len(writer.seen)
+        report.changed_ids.sort()
+        report.changed = len(report.changed_ids)
+        stale = writer.stale()
+        report.removed = len(stale)
+        if dry_run:
+            return report
+        for start in range(0, len(stale), BATCH):
+            writer.collection.delete_many({"_id": {"$in": stale[start : start + BATCH]}})
+        report.orders = _orders_build(board_slug, spill.files())
+    return report
 
-    def flush() -> None:
-        ids = [doc["_id"] for doc in batch]
-        found = [] if was_empty else collection.find({"_id": {"$in": ids}})
+
+class _EntryWriter:
+    """Writes the computed entries that differ from the stored ones, a batch at a time, and
+    notes them in the report (a dry run only notes them)."""
+
+    def __init__(self, collection: Collection, report: RebuildReport, dry_run: bool) -> None:
+        self.collection, self.report, self.dry_run = collection, report, dry_run
+        self.was_empty = collection.estimated_document_count() == 0
+        self.seen: set[int] = set()
+        self.batch: list[dict] = []
+
+    def add(self, document: dict) -> None:
+        self.seen.add(document["_id"])
+        self.batch.append(document)
+        if len(self.batch) == BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.batch:
+            return
+        ids = [doc["_id"] for doc in self.batch]
+        found = [] if self.was_empty else self.collection.find({"_id": {"$in": ids}})
         current = {doc["_id"]: comparable(doc) for doc in found}
-        changed = [doc for doc in batch if current.get(doc["_id"]) != comparable(doc)]
-        report.changed_ids += [doc["_id"] for doc in changed]
-        if changed and not dry_run:
-            collection.bulk_write(
+        changed = [doc for doc in self.batch if current.get(doc["_id"]) != comparable(doc)]
+        self.report.changed_ids += [doc["_id"] for doc in changed]
+        if changed and not self.dry_run:
+            self.collection.bulk_write(
                 [
                     ReplaceOne({"_id": doc["_id"]}, doc)
                     if doc["_id"] in current
@@ -122,34 +160,15 @@ def board_rebuild(
                 ],
                 ordered=False,
             )
-        batch.clear()
+        self.batch.clear()
 
-    with tempfile.TemporaryDirectory(prefix="orders-") as scratch:
-        spill = _Spill(board_slug, store.history_from(today), Path(scratch))
-        for document, solve_ids in computed:
-            seen.add(document["_id"])
-            # The latest solves' ids, so a late retry of one of them still counts nothing; and
-            # what the orders hold once they are built from these entries below.
-            document["applied"] = sorted(solve_ids)[-store.APPLIED_KEPT :]
-            document["placed"] = store.placement(document)
-            spill.add(document)
-            batch.append(document)
-            if len(batch) == BATCH:
-                flush()
-        if batch:
-            flush()
-        report.entries = len(seen)
-        report.changed_ids.sort()
-        report.changed = len(report.changed_ids)
-        stale = [] if was_empty else [d["_id"] for d in collection.find({}, {"_id": 1})]
-        stale = [pid for pid in stale if pid not in seen]
-        report.removed = len(stale)
-        if dry_run:
-            return report
-        for start in range(0, len(stale), BATCH):
-            collection.delete_many({"_id": {"$in": stale[start : start + BATCH]}})
-        report.orders = _orders_build(board_slug, spill.files())
-    return report
+    def stale(self) -> list[int]:
+        """The stored entries of programmers the log no longer puts on the board (a scan: a
+        rebuild's tool)."""
+        if self.was_empty:
+            return []
+        stored = (doc["_id"] for doc in self.collection.find({}, {"_id": 1}))
+        return [pid for pid in stored if pid not in self.seen]
 
 
 def _orders_build(board_slug: str, files: dict[str, Path]) -> int:

@@ -244,9 +244,7 @@ def _window_counting(window: maths.Window, event: SolveEvent, today: int) -> dic
     from the daily counts in its window. The counts of the days any of them can see are read
     once into an array, one field path a day as in the seed's pipeline, and the i-th day after
     the solve's sums a slice of it; the expression stays the same size for any window (the
-    embedded server checks and evaluates expressions in Python). A solve of today is the latest
-    of every window it touches, so each day's key takes its time; a late one takes each day's
-    latest time in its window."""
+    embedded server checks and evaluates expressions in Python)."""
     day = str(event.day)
     affected = window.affected_days(event.day)
     first = window.start(event.day)  # the first day any of them counts
@@ -257,37 +255,13 @@ def _window_counting(window: maths.Window, event: SolveEvent, today: int) -> dic
         span = [0, {"$add": ["$$i", event.day - first + 1]}]
     each_day = {"$range": [0, len(affected)]}
     windows = {"counts": [{"$ifNull": [f"$$days.{d}", 0]} for d in counted]}
-    if event.day >= today:  # every day's score was reached now: one time part for all
-        windows["tail"] = _key_tail("$$latest")
-        keys = {"$map": {"input": "$$scores", "in": _key_of("$$this", "$$tail")}}
-    else:
-        windows["times"] = [f"$$last.{d}" for d in counted]
-        reached = {"$max": {"$slice": ["$$times", *span]}}
-        key = _key_expression({"$arrayElemAt": ["$$scores", "$$i"]}, reached)
-        keys = {"$map": {"input": each_day, "as": "i", "in": key}}
-    names = [str(d) for d in affected]
+    keys = _window_keys(windows, event, today, counted, span, each_day)
     scores = {
         "$map": {"input": each_day, "as": "i", "in": {"$sum": {"$slice": ["$$counts", *span]}}}
     }
     count = {"$add": [{"$ifNull": [_field(day, "days"), 0]}, event.value]}
     latest = {"$max": [{"$ifNull": [_field(day, "last"), event.at]}, event.at]}
-    changed = {
-        "days": _trimmed_today("$$days", counts_from(window, today)),
-        "last": _trimmed_today("$$last", counts_from(window, today)),
-        "sums": {
-            "$mergeObjects": [
-                _trimmed_today("$sums", history_from(today)),
-                {"$arrayToObject": {"$zip": {"inputs": [names, "$$scores"]}}},
-            ]
-        },
-        "keys": {
-            "$mergeObjects": [
-                _trimmed_today("$keys", history_from(today)),
-                {"$arrayToObject": {"$zip": {"inputs": [names, keys]}}},
-            ]
-        },
-        "trimmed": today,
-    }
+    changed = _window_changed(window, [str(d) for d in affected], keys, today)
     return {
         "$let": {
             "vars": {
@@ -303,6 +277,43 @@ def _window_counting(window: maths.Window, event: SolveEvent, today: int) -> dic
                 }
             },
         }
+    }
+
+
+def _window_keys(
+    windows: dict, event: SolveEvent, today: int, counted: range, span: list, each_day: dict
+) -> dict:
+    """The sort keys of the days a solve touches, from their `$$scores`, adding to `windows`
+    what they read. A solve of today is the latest of every window it touches, so every key
+    takes its time (worked out once); a late one takes each day's latest time in its window."""
+    if event.day >= today:
+        windows["tail"] = _key_tail("$$latest")
+        return {"$map": {"input": "$$scores", "in": _key_of("$$this", "$$tail")}}
+    windows["times"] = [f"$$last.{d}" for d in counted]
+    reached = {"$max": {"$slice": ["$$times", *span]}}
+    key = _key_expression({"$arrayElemAt": ["$$scores", "$$i"]}, reached)
+    return {"$map": {"input": each_day, "as": "i", "in": key}}
+
+
+def _window_changed(window: maths.Window, names: list[str], keys: dict, today: int) -> dict:
+    """The fields a counted solve sets: counts (trimmed once a day to those a solve can still
+    need), and the sums and keys of the days `names` merged into the kept ones."""
+    return {
+        "days": _trimmed_today("$$days", counts_from(window, today)),
+        "last": _trimmed_today("$$last", counts_from(window, today)),
+        "sums": {
+            "$mergeObjects": [
+                _trimmed_today("$sums", history_from(today)),
+                {"$arrayToObject": {"$zip": {"inputs": [names, "$$scores"]}}},
+            ]
+        },
+        "keys": {
+            "$mergeObjects": [
+                _trimmed_today("$keys", history_from(today)),
+                {"$arrayToObject": {"$zip": {"inputs": [names, keys]}}},
+            ]
+        },
+        "trimmed": today,
     }
 
 
