@@ -331,6 +331,29 @@ def test_solves_of_the_same_programmers_at_once_move_every_order_exactly_once(
     assert mongodb.solves.count_documents({"applied": True}) == 12
 
 
+def test_a_solve_that_waited_out_a_stuck_holder_is_listed_and_marked_applied_by_the_next_batch(
+    mongodb, boards, alice, bob, now, monkeypatch
+):
+    """Another process took the lease and hangs: Alice's solve is counted and listed as pending,
+    waits its time out and answers. Nobody has moved her yet, so her solve is not marked applied
+    (the repair task would finish it). Once the lease is free, Bob's solve moves both of them in
+    one batch and marks both solves applied."""
+    monkeypatch.setattr(store, "APPLY_WAIT_SECONDS", 0.1)
+    holder, _pending = store._lease_take("stuck", [])
+    assert holder
+    first, second = many_problems(2)
+    solve_on(alice, first, NOW)
+    board = boards["last-7-days"]
+    assert selectors.board_page(board=board).rows == []
+    assert mongodb.solves.find_one({"programmer_id": alice.pk})["applied"] is False
+    store._lease_release("stuck", None)
+    solve_on(bob, second, NOW)
+    for board in boards.values():
+        page = selectors.board_page(board=board)
+        assert sorted((row.handle, row.score) for row in page.rows) == [("Alice", 1), ("bob", 1)]
+    assert mongodb.solves.count_documents({"applied": True}) == 2
+
+
 def order_days(board: Board) -> set[int]:
     """The days a board has orders of (manifests), read straight from the collection."""
     found = store.orders().find({"_id": {"$regex": f"^{board.slug}\\|[0-9]"}}, {"_id": 1})
