@@ -196,14 +196,15 @@ def test_an_applier_stopped_between_sets_and_manifests_leaves_every_member_once(
     )
 
 
+@pytest.mark.parametrize("finisher", ["next batch", "repair task"])
 @pytest.mark.parametrize("stopped", ["_manifests_move", "emptying the journal"])
-def test_a_fold_stopped_midway_is_finished_by_the_next_batch_and_moves_nobody_twice(
-    mongodb, now, boards, alice, bob, charlie, monkeypatch, stopped
+def test_a_fold_stopped_midway_is_finished_later_and_moves_nobody_twice(
+    mongodb, now, boards, alice, bob, charlie, monkeypatch, stopped, finisher
 ):
     """Three programmers' moves wait in the journals; a solve folds them into the manifests and
     the storage goes away before the manifests are written, or after, before the journals are
-    emptied. Pages stay right meanwhile, and the next batch finishes the fold: every order holds
-    every entry once."""
+    emptied. Pages stay right meanwhile, and the next batch, or else the repair task, finishes
+    the fold: every order holds every entry once."""
     # Sets written as members arrive, so a fold done twice would count a member twice.
     monkeypatch.setattr(sets, "ARRIVALS_MAX", 2)
     monkeypatch.setattr(store, "INLINE_MAX", 0)
@@ -234,8 +235,14 @@ def test_a_fold_stopped_midway_is_finished_by_the_next_batch_and_moves_nobody_tw
             "charlie",
         ]
     monkeypatch.setattr(store, "JOURNAL_MAX", 1024)  # the fold is finished all the same
-    services.solve_record(programmer=charlie, problem=problems[5], solved_at=NOW)
+    if finisher == "repair task":  # nobody solves meanwhile: beat's task, minutes later
+        now.shift(dt.timedelta(minutes=5))
+        services.solves_repair()
+    else:
+        services.solve_record(programmer=charlie, problem=problems[5], solved_at=NOW)
     assert not any(j.get("folding") for j in mongodb.orders.find({"_id": {"$regex": "journal$"}}))
+    if finisher == "repair task":
+        services.solve_record(programmer=charlie, problem=problems[5], solved_at=NOW)
     for board in boards.values():
         orders_hold_the_entries(board, range(today, today + board.spec.span))
     all_time = boards["all-time"]
