@@ -285,16 +285,16 @@ def _solve_tag(solve_id: ObjectId) -> str:
     return f"{SOLVE_TAG}{solve_id}"
 
 
-def orders_moved(moved: store.Moved) -> None:
+def orders_moved(moved: store.Moved, *, also_changed: Iterable[str] = ()) -> None:
     """Finish the work of every request whose programmers a batch moved, once for the batch:
-    mark their solves applied in the log, and bump the boards' live counters (live pages see
-    the moves on their next poll). A solve whose orders never moved stays unapplied for a retry
-    or the repair task."""
+    mark their solves applied in the log, and bump the live counters of the boards it moved and
+    of `also_changed` in one write (live pages see the changes on their next poll). A solve
+    whose orders never moved stays unapplied for a retry or the repair task."""
     solve_ids = [ObjectId(t.removeprefix(SOLVE_TAG)) for t in moved.tags if t.startswith(SOLVE_TAG)]
     if solve_ids:
         mongo.solves().update_many({"_id": {"$in": solve_ids}}, {"$set": {"applied": True}})
-    if moved.boards:
-        boards_touch(moved.boards)
+    if changed := moved.boards | set(also_changed):
+        boards_touch(sorted(changed))
 
 
 # --- hiding and banning ----------------------------------------------------------------------
@@ -340,8 +340,8 @@ def programmer_refresh_boards(*, programmer: Programmer) -> None:
         if document is not None:
             document["applied"] = sorted(str(s["_id"]) for s in solves)[-store.APPLIED_KEPT :]
         documents[board.slug] = document
-    orders_moved(store.entries_replace(programmer.pk, documents))
-    boards_touch([board.slug for board in boards])
+    moved = store.entries_replace(programmer.pk, documents)
+    orders_moved(moved, also_changed=documents)  # whichever batch moved them: every board changed
 
 
 def orders_prune() -> int:
