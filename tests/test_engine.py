@@ -3,6 +3,7 @@ midnight in the leaderboard time zone, and solves that count once."""
 
 import datetime as dt
 import threading
+import time
 from collections import Counter
 from unittest import mock
 
@@ -352,6 +353,57 @@ def test_a_solve_that_waited_out_a_stuck_holder_is_listed_and_marked_applied_by_
         page = selectors.board_page(board=board)
         assert sorted((row.handle, row.score) for row in page.rows) == [("Alice", 1), ("bob", 1)]
     assert mongodb.solves.count_documents({"applied": True}) == 2
+
+
+def test_solves_waiting_in_one_process_look_at_the_lease_through_one_driver_and_move_in_one_batch(
+    mongodb, boards, alice, bob, charlie, now, monkeypatch
+):
+    """Another process holds the lease: three solves of this process wait for it together. Only
+    one of them (the driver) looks whether they were moved, so the applier document is read
+    about as often as for one waiting solve, not three times as often. Once the lease is free,
+    all three are moved in one batch, and that batch marks all three solves applied."""
+    looks = []
+    real_look = store._pending_now
+
+    def counted_look():
+        looks.append(threading.get_ident())
+        return real_look()
+
+    monkeypatch.setattr(store, "_pending_now", counted_look)
+    holder, _pending = store._lease_take("another process", [])
+    assert holder
+    problem = many_problems(1)[0]
+    people = [alice, bob, charlie]
+
+    def solve(programmer):
+        try:
+            solve_on(programmer, problem, NOW)
+        finally:
+            connection.close()  # this thread's own SQL connection
+
+    threads = [threading.Thread(target=solve, args=(p,)) for p in people]
+    for thread in threads:
+        thread.start()
+    waited = 0.0
+    while len(store.appliers().find_one({"_id": store.LEASE})["pending"]) < 3 * len(boards):
+        time.sleep(0.01)
+        waited += 0.01
+        assert waited < 10, "the three solves were never listed"
+    time.sleep(0.4)  # all three wait for the other process's holder
+    assert len(set(looks)) == 1  # one driver looks for all of them
+    assert mongodb.solves.count_documents({"applied": True}) == 0
+    store._lease_release("another process", None)
+    for thread in threads:
+        thread.join(10)
+    for board in boards.values():
+        page = selectors.board_page(board=board)
+        assert sorted((row.handle, row.score) for row in page.rows) == [
+            ("Alice", 1),
+            ("bob", 1),
+            ("charlie", 1),
+        ]
+    assert mongodb.solves.count_documents({"applied": True}) == 3
+    assert store.appliers().find_one({"_id": store.LEASE})["pending"] == []
 
 
 def order_days(board: Board) -> set[int]:

@@ -53,12 +53,13 @@ moves each programmer from ``placed`` to their current keys in the journals, the
 ``placed`` (never back to an older ``rev``), then folds the journals that are full. A solve that
 finds the lease free takes it, listing its programmer as pending in the same write, and moves
 them; one that finds it held lists its programmer as pending there and waits: the next holder
-moves everybody pending in one batch, so solves that arrive together cost one batch. A batch that
-stops anywhere leaves its programmers pending, and every step can be done again (a journal pair
-keeps the record the manifest holds; a fold marks its journal first, and the next batch finishes
-it before adding anything), so a retry, the next holder or the repair task carries on (a solve is
-marked applied in the ``solves`` log only once its orders moved): nothing is lost and nothing
-moves twice.
+moves everybody pending in one batch, so solves that arrive together cost one batch. The solves
+of one process wait together (`turns`): one of them lists, takes the lease and looks for all. A
+batch that stops anywhere leaves its programmers pending, and every step can be done again (a
+journal pair keeps the record the manifest holds; a fold marks its journal first, and the next
+batch finishes it before adding anything), so a retry, the next holder or the repair task
+carries on (a solve is marked applied in the ``solves`` log only once its orders moved): nothing
+is lost and nothing moves twice.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from .. import mongo
-from . import maths, sets
+from . import maths, sets, turns
 
 APPLIED_KEPT = 64  # solve ids an entry remembers: far more than can be in flight at once
 APPLY_LEASE = dt.timedelta(seconds=30)  # longer than any batch takes; frees a crashed applier
@@ -848,12 +849,11 @@ def _lease_release(token: str, done: list[str] | None) -> None:
     appliers().update_one({"_id": LEASE, "token": token}, update)
 
 
-def _still_pending(items: list[str]) -> tuple[bool, bool]:
-    """(whether any of `items` is still pending, whether the lease is free)."""
+def _pending_now() -> tuple[set[str], bool]:
+    """(everything pending, whether the lease is free): one `_id` read."""
     document = appliers().find_one({"_id": LEASE}, {"pending": 1, "until": 1}) or {}
     until = document.get("until")
-    free = until is None or until <= timezone.now()
-    return bool(set(items).intersection(document.get("pending", []))), free
+    return set(document.get("pending", [])), until is None or until <= timezone.now()
 
 
 @dataclass(frozen=True)
@@ -865,45 +865,68 @@ class Moved:
     tags: frozenset[str] = frozenset()
 
 
+_TURNS: turns.Turns[Moved] = turns.Turns()  # this process's requests waiting for the orders
+
+
 def orders_catch_up(wanted: Iterable[tuple[str, int]] = (), *, tag: str = "") -> Moved:
     """Bring the orders up to date with the entries of these (board slug, programmer id) pairs
-    (only everything pending when empty). With the lease free, take it and move them and every
-    programmer pending, in one batch; while another request holds it, they are listed as pending
-    and this waits for a holder to move them, taking the lease in turn once it is free.
+    (only everything pending when empty). They are listed as pending, and whoever holds the
+    lease next moves them with everybody pending, in one batch: this request if the lease is
+    free, else it waits for a holder to move them (taking the lease in turn once it is free).
+    The requests of one process wait together (`turns`): one of them lists them all, takes the
+    lease and looks at the applier document for all of them.
 
     Returns what this request's batch moved (nothing when another holder moved them): `tag`
     marks this request's programmers in it (a solve's id, say), so that the holder's caller can
-    finish the work of every request in the batch at once."""
-    wanted = sorted(set(wanted))
+    finish the work of every request in the batch at once. Waiting ends after
+    APPLY_WAIT_SECONDS: whatever is still pending is moved by the next holder or the repair
+    task."""
     token = secrets.token_hex(8)
-    listed = [_item(slug, pid, tag or token) for slug, pid in wanted]
-    deadline = time.monotonic() + APPLY_WAIT_SECONDS
+    wanted = sorted(set(wanted))
+    if not wanted:
+        holder, pending = _lease_take(token, [])
+        return _batch_move(token, pending) if holder else Moved()
+    items = frozenset(_item(slug, pid, tag or token) for slug, pid in wanted)
+    me: turns.Waiter[Moved] = turns.Waiter(items, time.monotonic() + APPLY_WAIT_SECONDS)
+    return _TURNS.wait(me, lambda me: _drive(token, me)) or Moved()
+
+
+def _drive(token: str, me: turns.Waiter[Moved]) -> None:
+    """Drive for every request of this process waiting for the orders, until `me` is settled or
+    out of time: list them (taking the lease if it is free), move everybody pending while
+    holding it, and otherwise look every few dozen milliseconds which of them another holder
+    moved, taking the lease once it is free. Only a request listed before a look can be settled
+    by it: one not listed yet is not pending because nobody listed it."""
     pause = APPLY_POLL_SECONDS[0]
-    while True:
-        holder, pending = _lease_take(token, listed)
-        if holder:
-            try:
-                _orders_apply({item.rsplit("|", 1)[0] for item in pending})
-            except BaseException:
-                # Everything stays pending for the next holder; after a fault, give up in
-                # bounded time.
-                mongo.cleanup(lambda: _lease_release(token, None))
-                raise
-            _lease_release(token, pending)
-            items = [item.split("|") for item in pending]
-            return Moved(frozenset(i[0] for i in items), frozenset(i[2] for i in items))
-        if not listed:
-            return Moved()  # the holder moves whatever is pending
-        while True:
-            time.sleep(pause)
-            pause = min(pause * 1.5, APPLY_POLL_SECONDS[1])
-            pending_still, free = _still_pending(listed)
-            if not pending_still:
-                return Moved()  # a holder read them after our entries changed, and moved them
-            if time.monotonic() > deadline:
-                return Moved()  # still pending: the next holder or the repair task moves them
-            if free:
-                break
+    take = True
+    while me.outcome is None and time.monotonic() < me.deadline:
+        if take:
+            waiting = _TURNS.unsettled()
+            holder, pending = _lease_take(token, sorted({i for w in waiting for i in w.items}))
+            _TURNS.mark_listed(waiting)
+            if holder:
+                moved = _batch_move(token, pending)
+                _TURNS.settle(set(pending).issuperset, Moved())
+                me.outcome = moved  # the holder's caller finishes the whole batch's work
+                return
+        time.sleep(pause)
+        pause = min(pause * 1.5, APPLY_POLL_SECONDS[1])
+        pending_now, free = _pending_now()
+        _TURNS.settle(pending_now.isdisjoint, Moved())
+        take = free or any(not w.listed for w in _TURNS.unsettled())
+
+
+def _batch_move(token: str, pending: list[str]) -> Moved:
+    """As the lease holder, move everybody pending and give the lease back: what was moved."""
+    try:
+        _orders_apply({item.rsplit("|", 1)[0] for item in pending})
+    except BaseException:
+        # Everything stays pending for the next holder; after a fault, give up in bounded time.
+        mongo.cleanup(lambda: _lease_release(token, None))
+        raise
+    _lease_release(token, pending)
+    items = [item.split("|") for item in pending]
+    return Moved(frozenset(i[0] for i in items), frozenset(i[2] for i in items))
 
 
 def _records_placed(placed: dict | None, pid: int, oldest_day: int) -> dict[tuple[str, str], bytes]:

@@ -1,0 +1,93 @@
+"""Requests of one process that wait for the orders take turns at driving, one at a time.
+
+Every counted solve waits until a lease holder has moved its programmer in the orders
+(`store.orders_catch_up`). Each waiting request used to list itself in the applier document and
+look there every few dozen milliseconds: at eight requests at once, a third of the embedded
+server's commands were those looks. Now the requests of one process (a gunicorn worker's
+threads) share one **driver**, whichever of them comes first: it lists everybody waiting here in
+one write, takes the lease for all of them when it is free, and alone looks whether another
+process's holder moved them. The others wait on a condition variable, and the driver settles them
+as it sees them moved. When the driver's own request is settled (or gives up), the next waiting
+request drives. Nothing here touches the database: `store` does, through the driver it passes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(eq=False)
+class Waiter(Generic[T]):
+    """One waiting request: its items (what it listed, e.g. "board|id|tag"), when it gives up,
+    whether a driver has listed its items yet, and its outcome once settled."""
+
+    items: frozenset[str]
+    deadline: float
+    listed: bool = False
+    outcome: T | None = field(default=None)
+
+
+class Turns(Generic[T]):
+    """The waiting requests of this process and which of them drives."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._waiting: list[Waiter[T]] = []
+        self._driving = False
+
+    def wait(self, me: Waiter[T], drive: Callable[[Waiter[T]], None]) -> T | None:
+        """Wait until `me` is settled (its outcome) or its deadline passes (None), running
+        `drive(me)` whenever nobody else in this process drives. `drive` returns once `me` is
+        settled or its deadline passed; it settles whoever else it can on its way."""
+        with self._changed:
+            self._waiting.append(me)
+        try:
+            if self._turn_taken(me):
+                try:
+                    drive(me)
+                finally:
+                    with self._changed:
+                        self._driving = False
+                        self._changed.notify_all()
+            return me.outcome
+        finally:
+            with self._changed:
+                self._waiting.remove(me)
+
+    def _turn_taken(self, me: Waiter[T]) -> bool:
+        """Whether `me` now drives: False once it is settled or out of time meanwhile."""
+        with self._changed:
+            while self._driving and me.outcome is None:
+                left = me.deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+            if me.outcome is not None:
+                return False
+            self._driving = True
+            return True
+
+    def unsettled(self) -> list[Waiter[T]]:
+        """The requests still waiting, for the driver to list (in one write)."""
+        with self._changed:
+            return [w for w in self._waiting if w.outcome is None]
+
+    def mark_listed(self, waiters: Iterable[Waiter[T]]) -> None:
+        with self._changed:
+            for waiter in waiters:
+                waiter.listed = True
+
+    def settle(self, moved: Callable[[frozenset[str]], bool], outcome: T) -> None:
+        """Give `outcome` to every listed request whose items `moved` says have moved, and wake
+        them."""
+        with self._changed:
+            for waiter in self._waiting:
+                if waiter.outcome is None and waiter.listed and moved(waiter.items):
+                    waiter.outcome = outcome
+            self._changed.notify_all()
