@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 from pymongo import WriteConcern
+from pymongo.collection import Collection
 from pymongo.errors import DuplicateKeyError
 
 from . import mongo
@@ -71,30 +72,12 @@ def request_answer(*, key: str, body_hash: str, work: Callable[[], Answer]) -> A
 
 
 def _request_answer(*, key: str, body_hash: str, work: Callable[[], Answer]) -> Answer:
+    # Taken before the work: the release after a failure goes through this collection even when
+    # the server restarted meanwhile (`mongo.requests()` would refuse a new life of it).
     requests = mongo.requests()
-    while True:
-        now = timezone.now()
-        try:
-            requests.insert_one(
-                {"_id": key, "body_hash": body_hash, "state": PENDING, "claimed_at": now}
-            )
-            break
-        except DuplicateKeyError:
-            first = requests.find_one({"_id": key})
-        if first is None:  # released between our insert and our read: try again
-            continue
-        if first["body_hash"] != body_hash:
-            raise KeyReused(key)
-        if first["state"] == DONE:
-            return Answer(status=first["status"], body=first["answer"], replayed=True)
-        if now - first["claimed_at"] < STALE_CLAIM:
-            raise KeyInFlight(key)
-        taken = requests.update_one(
-            {"_id": key, "state": PENDING, "claimed_at": first["claimed_at"]},
-            {"$set": {"claimed_at": now}},
-        )
-        if taken.modified_count == 1:
-            break
+    first = _claim(requests, key=key, body_hash=body_hash)
+    if first is not None:
+        return first
     try:
         answer = work()
     except BaseException:
@@ -112,3 +95,32 @@ def _request_answer(*, key: str, body_hash: str, work: Callable[[], Answer]) -> 
         },
     )
     return answer
+
+
+def _claim(requests: Collection, *, key: str, body_hash: str) -> Answer | None:
+    """Claim `key` for this request (None), or the first request's stored answer to replay:
+    a new key is inserted, a stale claim taken over; a key still in flight or used with another
+    body raises."""
+    while True:
+        now = timezone.now()
+        try:
+            requests.insert_one(
+                {"_id": key, "body_hash": body_hash, "state": PENDING, "claimed_at": now}
+            )
+            return None
+        except DuplicateKeyError:
+            first = requests.find_one({"_id": key})
+        if first is None:  # released between our insert and our read: try again
+            continue
+        if first["body_hash"] != body_hash:
+            raise KeyReused(key)
+        if first["state"] == DONE:
+            return Answer(status=first["status"], body=first["answer"], replayed=True)
+        if now - first["claimed_at"] < STALE_CLAIM:
+            raise KeyInFlight(key)
+        taken = requests.update_one(
+            {"_id": key, "state": PENDING, "claimed_at": first["claimed_at"]},
+            {"$set": {"claimed_at": now}},
+        )
+        if taken.modified_count == 1:
+            return None

@@ -270,10 +270,10 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
                 at=solve["solved_at"],
             )
             store.entry_count_solve(board.slug, board.spec, event, now_day)
-        moved = store.orders_catch_up(
+        # The batch that moves them marks the solve applied (`orders_moved`).
+        store.orders_catch_up(
             [(board.slug, programmer.pk) for board in boards], tag=_solve_tag(solve["_id"])
         )
-        orders_moved(moved)  # when another request's batch moved them, that request does this
     else:
         mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
 
@@ -285,16 +285,17 @@ def _solve_tag(solve_id: ObjectId) -> str:
     return f"{SOLVE_TAG}{solve_id}"
 
 
-def orders_moved(moved: store.Moved, *, also_changed: Iterable[str] = ()) -> None:
-    """Finish the work of every request whose programmers a batch moved, once for the batch:
-    mark their solves applied in the log, and bump the live counters of the boards it moved and
-    of `also_changed` in one write (live pages see the changes on their next poll). A solve
-    whose orders never moved stays unapplied for a retry or the repair task."""
+def orders_moved(moved: store.Moved) -> None:
+    """Finish the work of every request whose programmers a batch moved, once for the batch and
+    before any of them answers (`store.on_batch_moved`): mark their solves applied in the log,
+    and bump the live counters of the boards it moved in one write (live pages see the changes
+    on their next poll). A solve whose orders never moved stays unapplied for a retry or the
+    repair task."""
     solve_ids = [ObjectId(t.removeprefix(SOLVE_TAG)) for t in moved.tags if t.startswith(SOLVE_TAG)]
     if solve_ids:
         mongo.solves().update_many({"_id": {"$in": solve_ids}}, {"$set": {"applied": True}})
-    if changed := moved.boards | set(also_changed):
-        boards_touch(sorted(changed))
+    if moved.boards:
+        boards_touch(sorted(moved.boards))
 
 
 # --- hiding and banning ----------------------------------------------------------------------
@@ -340,8 +341,7 @@ def programmer_refresh_boards(*, programmer: Programmer) -> None:
         if document is not None:
             document["applied"] = sorted(str(s["_id"]) for s in solves)[-store.APPLIED_KEPT :]
         documents[board.slug] = document
-    moved = store.entries_replace(programmer.pk, documents)
-    orders_moved(moved, also_changed=documents)  # whichever batch moved them: every board changed
+    store.entries_replace(programmer.pk, documents)  # its batch touches every board listed
 
 
 def orders_prune() -> int:
@@ -365,7 +365,7 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
         mongo.solves().update_many(
             {**pending, "programmer_id": programmer.pk}, {"$set": {"applied": True}}
         )
-    orders_moved(store.orders_catch_up())  # whatever a crash left pending, on every board
+    store.orders_catch_up()  # whatever a crash left pending, on every board
     return len(programmer_ids)
 
 

@@ -355,6 +355,20 @@ def test_a_solve_that_waited_out_a_stuck_holder_is_listed_and_marked_applied_by_
     assert mongodb.solves.count_documents({"applied": True}) == 2
 
 
+def solves_listed(solve, people, boards) -> list[threading.Thread]:
+    """Start `solve(programmer)` in a thread for each of `people`, and return their threads once
+    all of them are listed as pending on every board (waiting for a holder)."""
+    threads = [threading.Thread(target=solve, args=(p,)) for p in people]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 10
+    wanted = len(people) * len(boards)
+    while len(store.appliers().find_one({"_id": store.LEASE})["pending"]) < wanted:
+        assert time.monotonic() < deadline, "the solves were never listed"
+        time.sleep(0.01)
+    return threads
+
+
 def test_solves_waiting_in_one_process_look_at_the_lease_through_one_driver_and_move_in_one_batch(
     mongodb, boards, alice, bob, charlie, now, monkeypatch
 ):
@@ -381,14 +395,7 @@ def test_solves_waiting_in_one_process_look_at_the_lease_through_one_driver_and_
         finally:
             connection.close()  # this thread's own SQL connection
 
-    threads = [threading.Thread(target=solve, args=(p,)) for p in people]
-    for thread in threads:
-        thread.start()
-    waited = 0.0
-    while len(store.appliers().find_one({"_id": store.LEASE})["pending"]) < 3 * len(boards):
-        time.sleep(0.01)
-        waited += 0.01
-        assert waited < 10, "the three solves were never listed"
+    threads = solves_listed(solve, people, boards)
     time.sleep(0.4)  # all three wait for the other process's holder
     assert len(set(looks)) == 1  # one driver looks for all of them
     assert mongodb.solves.count_documents({"applied": True}) == 0
@@ -404,6 +411,47 @@ def test_solves_waiting_in_one_process_look_at_the_lease_through_one_driver_and_
         ]
     assert mongodb.solves.count_documents({"applied": True}) == 3
     assert store.appliers().find_one({"_id": store.LEASE})["pending"] == []
+
+
+def test_a_solve_moved_by_another_request_answers_only_once_its_batch_marked_it_applied(
+    mongodb, boards, alice, bob, charlie, now, monkeypatch
+):
+    """Three solves wait for another process's holder and are then moved in one batch; its
+    "applied" marks are slow to be written. No solve answers before its mark is in the log: a
+    retry, or a judge asking again, never meets a solve that answered but looks unfinished."""
+    real_solves = mongo.solves
+
+    class SlowToMark:
+        def __init__(self, collection):
+            self._collection = collection
+
+        def __getattr__(self, name):
+            return getattr(self._collection, name)
+
+        def update_many(self, *args, **kwargs):
+            time.sleep(0.3)
+            return self._collection.update_many(*args, **kwargs)
+
+    monkeypatch.setattr(mongo, "solves", lambda: SlowToMark(real_solves()))
+    holder, _pending = store._lease_take("another process", [])
+    assert holder
+    problem = many_problems(1)[0]
+    people = [alice, bob, charlie]
+    applied_when_answered = {}
+
+    def solve(programmer):
+        try:
+            solve_on(programmer, problem, NOW)
+            logged = real_solves().find_one({"programmer_id": programmer.pk})
+            applied_when_answered[programmer.handle] = logged["applied"]
+        finally:
+            connection.close()  # this thread's own SQL connection
+
+    threads = solves_listed(solve, people, boards)
+    store._lease_release("another process", None)
+    for thread in threads:
+        thread.join(10)
+    assert applied_when_answered == {p.handle: True for p in people}
 
 
 def order_days(board: Board) -> set[int]:

@@ -6,16 +6,19 @@ had failed. Pages answer a friendly 503."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import time
 from unittest import mock
 
 import pytest
-from pymongo.errors import AutoReconnect
+from django.db import connection
+from pymongo.errors import AutoReconnect, ConnectionFailure
 
 from solutions import leaderboard, mongo, selectors, services, tokens
 from solutions.leaderboard import sets, store
 from solutions.models import Board, Problem
 from tests.conftest import NOW
-from tests.test_engine import orders_hold_the_entries
+from tests.test_engine import many_problems, orders_hold_the_entries, solve_on
 
 
 @pytest.fixture
@@ -251,3 +254,54 @@ def test_a_fold_stopped_midway_is_finished_later_and_moves_nobody_twice(
         for p in (alice, bob, charlie)
     }
     assert scores == {"Alice": 2, "bob": 2, "charlie": 2}
+
+
+def test_a_fault_met_by_the_driver_fails_every_solve_waiting_with_it_and_each_retry_counts_once(
+    mongodb, boards, alice, bob, charlie, now, monkeypatch
+):
+    """Another process holds the lease, and three solves wait in this process with one driver.
+    The driver's look meets a lost connection: all three fail with it at once (none meets it again
+    in turn, a timeout each), and a retry of each counts it once on every board."""
+    holder, _pending = store._lease_take("another process", [])
+    assert holder
+    real_look, looks = store._pending_now, []
+
+    def lost_once_all_wait():
+        looks.append(1)
+        deadline = time.monotonic() + 10
+        while len(store._TURNS.unsettled()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        raise AutoReconnect("connection to the server was lost")
+
+    monkeypatch.setattr(store, "_pending_now", lost_once_all_wait)
+    problem = many_problems(1)[0]
+    people = [alice, bob, charlie]
+    failures = {}
+
+    def solve(programmer):
+        try:
+            solve_on(programmer, problem, NOW)
+        except ConnectionFailure as error:
+            failures[programmer.handle] = error
+        finally:
+            connection.close()  # this thread's own SQL connection
+
+    threads = [threading.Thread(target=solve, args=(p,)) for p in people]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert sorted(failures) == sorted(p.handle for p in people)
+    assert len(looks) == 1
+    monkeypatch.setattr(store, "_pending_now", real_look)
+    store._lease_release("another process", None)
+    for programmer in people:
+        solve_on(programmer, problem, NOW)  # the retry finishes the logged solve
+    for board in boards.values():
+        rows = selectors.board_page(board=board).rows
+        assert sorted((row.handle, row.score) for row in rows) == [
+            ("Alice", 1),
+            ("bob", 1),
+            ("charlie", 1),
+        ]
+    assert mongodb.solves.count_documents({"applied": True}) == 3

@@ -86,7 +86,7 @@ from pymongo import (
     UpdateOne,
 )
 from pymongo.collection import Collection
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo.errors import BulkWriteError, ConnectionFailure, DuplicateKeyError
 
 from .. import mongo
 from . import maths, sets, turns
@@ -786,6 +786,12 @@ def _item(board_slug: str, programmer_id: int, tag: str) -> str:
     return f"{board_slug}|{programmer_id}|{tag}"
 
 
+def _item_parts(item: str) -> tuple[str, int, str]:
+    """(board slug, programmer id, tag) of a pending entry made by `_item`."""
+    board_slug, programmer_id, tag = item.split("|")
+    return board_slug, int(programmer_id), tag
+
+
 def _applier_update(update: dict) -> None:
     """Change the applier document, made on first use. Two first uses at once can both try to
     make it: the loser's update is simply applied again (each is idempotent)."""
@@ -865,7 +871,22 @@ class Moved:
     tags: frozenset[str] = frozenset()
 
 
-_TURNS: turns.Turns[Moved] = turns.Turns()  # this process's requests waiting for the orders
+# What every batch does once its moves are written (`on_batch_moved`).
+_BATCH_FINISHERS: list[Callable[[Moved], object]] = []
+
+
+def on_batch_moved(finish: Callable[[Moved], object]) -> None:
+    """Run `finish(moved)` in every batch that moves the orders, before the lease is given back
+    and the batch's programmers leave the pending list: whatever a request needs done once its
+    programmers moved (its solve marked applied) is done before any request of the batch can
+    answer. A batch whose finisher fails leaves them all pending; the next batch moves them
+    again (nothing changes) and finishes them."""
+    if finish not in _BATCH_FINISHERS:
+        _BATCH_FINISHERS.append(finish)
+
+
+# This process's requests waiting for the orders; a storage fault of their driver fails them all.
+_TURNS: turns.Turns[Moved] = turns.Turns(shared_failure=ConnectionFailure)
 
 
 def orders_catch_up(wanted: Iterable[tuple[str, int]] = (), *, tag: str = "") -> Moved:
@@ -876,9 +897,9 @@ def orders_catch_up(wanted: Iterable[tuple[str, int]] = (), *, tag: str = "") ->
     The requests of one process wait together (`turns`): one of them lists them all, takes the
     lease and looks at the applier document for all of them.
 
-    Returns what this request's batch moved (nothing when another holder moved them): `tag`
-    marks this request's programmers in it (a solve's id, say), so that the holder's caller can
-    finish the work of every request in the batch at once. Waiting ends after
+    Returns what this request's batch moved (nothing when another holder moved them). `tag`
+    marks this request's programmers in it (a solve's id, say): the batch's finishers
+    (`on_batch_moved`) do the work of every request in it at once. Waiting ends after
     APPLY_WAIT_SECONDS: whatever is still pending is moved by the next holder or the repair
     task."""
     token = secrets.token_hex(8)
@@ -917,16 +938,20 @@ def _drive(token: str, me: turns.Waiter[Moved]) -> None:
 
 
 def _batch_move(token: str, pending: list[str]) -> Moved:
-    """As the lease holder, move everybody pending and give the lease back: what was moved."""
+    """As the lease holder, move everybody pending, finish the batch (`on_batch_moved`) and give
+    the lease back: what was moved."""
+    items = [_item_parts(item) for item in pending]
+    moved = Moved(frozenset(board for board, *_ in items), frozenset(tag for *_, tag in items))
     try:
-        _orders_apply({item.rsplit("|", 1)[0] for item in pending})
+        _orders_apply({(board, pid) for board, pid, _tag in items})
+        for finish in _BATCH_FINISHERS:
+            finish(moved)
     except BaseException:
         # Everything stays pending for the next holder; after a fault, give up in bounded time.
         mongo.cleanup(lambda: _lease_release(token, None))
         raise
     _lease_release(token, pending)
-    items = [item.split("|") for item in pending]
-    return Moved(frozenset(i[0] for i in items), frozenset(i[2] for i in items))
+    return moved
 
 
 def _records_placed(placed: dict | None, pid: int, oldest_day: int) -> dict[tuple[str, str], bytes]:
@@ -959,8 +984,8 @@ def _placement_moves(entry: dict, oldest_day: int) -> dict[tuple[str, str], sets
 _PLACEMENT = {"handle": 1, "groups": 1, "keys": 1, "rev": 1, "placed": 1}
 
 
-def _orders_apply(keys: set[str]) -> None:
-    """Move these programmers ("board|id") in every order they are in, on every board at once:
+def _orders_apply(wanted: set[tuple[str, int]]) -> None:
+    """Move these (board slug, programmer id) in every order they are in, on every board at once:
     record the moves in the boards' journals (one read, one write), then what the orders hold
     for each programmer (never over a newer record of a later applier), then fold the journals
     that are full. In that sequence a batch that stops anywhere leaves its programmers pending
@@ -969,9 +994,8 @@ def _orders_apply(keys: set[str]) -> None:
     changes nothing that matters; and a fold, which forgets what it moved, only ever follows the
     records of what it moves."""
     by_board: dict[str, list[int]] = defaultdict(list)
-    for key in keys:
-        board_slug, pid = key.split("|")
-        by_board[board_slug].append(int(pid))
+    for board_slug, pid in wanted:
+        by_board[board_slug].append(pid)
     oldest = history_from(_today())
     behind: dict[str, list[tuple[dict, dict]]] = {}
     by_part: dict[str, dict[tuple[str, str], list[sets.Move]]] = {}
@@ -1034,12 +1058,7 @@ def _manifests_move(folding: dict[str, tuple[int, list[sets.Move]]]) -> None:
         for set_id in sets.sets_to_read(manifests[order], moves)[0]
         if set_id not in manifests[order].inline
     }
-    stored: dict[str, dict[int, tuple[int, bytes]]] = defaultdict(dict)
-    for doc in _by_ids(order_sets(), wanted):
-        order, set_id = wanted[doc["_id"]]
-        stored[order][set_id] = (doc["v"], bytes(doc["r"]))
-    for order, set_id in wanted.values():  # listed but not stored: read as empty
-        stored[order].setdefault(set_id, (None, b""))
+    stored = _sets_read(wanted)
     set_writes, swaps, expected_matches = [], [], 0
     for order, moves in by_order.items():
         writes, swap = _order_move(order, manifests[order], stored[order], moves)
@@ -1054,6 +1073,18 @@ def _manifests_move(folding: dict[str, tuple[int, list[sets.Move]]]) -> None:
         if result.matched_count + result.upserted_count < expected_matches:
             raise OrdersConflict("a set changed since it was read")
     _manifests_swap(swaps)
+
+
+def _sets_read(wanted: dict[str, tuple[str, int]]) -> dict[str, dict[int, tuple[int, bytes]]]:
+    """{order: {set id: (version, records blob)}} of the sets `wanted` ({set document id: (order,
+    set id)}), in `$in` reads; a set listed but not stored reads as (None, b"")."""
+    stored: dict[str, dict[int, tuple[int, bytes]]] = defaultdict(dict)
+    for doc in _by_ids(order_sets(), wanted):
+        order, set_id = wanted[doc["_id"]]
+        stored[order][set_id] = (doc["v"], bytes(doc["r"]))
+    for order, set_id in wanted.values():
+        stored[order].setdefault(set_id, (None, b""))
+    return stored
 
 
 def _order_move(

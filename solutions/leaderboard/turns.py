@@ -8,7 +8,9 @@ threads) share one **driver**, whichever of them comes first: it lists everybody
 one write, takes the lease for all of them when it is free, and alone looks whether another
 process's holder moved them. The others wait on a condition variable, and the driver settles them
 as it sees them moved. When the driver's own request is settled (or gives up), the next waiting
-request drives. Nothing here touches the database: `store` does, through the driver it passes.
+request drives. A driver that meets a storage fault fails every request waiting with it at once:
+one after another, each would meet it in turn, a timeout each. Nothing here touches the
+database: `store` does, through the driver it passes.
 """
 
 from __future__ import annotations
@@ -31,47 +33,65 @@ class Waiter(Generic[T]):
     deadline: float
     listed: bool = False
     outcome: T | None = field(default=None)
+    failure: BaseException | None = None  # the shared failure of the driver it waited with
 
 
 class Turns(Generic[T]):
     """The waiting requests of this process and which of them drives."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared_failure: type[Exception]) -> None:
+        """`shared_failure`: what a driver fails with that fails everybody waiting with it."""
         self._changed = threading.Condition()
         self._waiting: list[Waiter[T]] = []
         self._driving = False
+        self._shared_failure = shared_failure
 
     def wait(self, me: Waiter[T], drive: Callable[[Waiter[T]], None]) -> T | None:
         """Wait until `me` is settled (its outcome) or its deadline passes (None), running
         `drive(me)` whenever nobody else in this process drives. `drive` returns once `me` is
-        settled or its deadline passed; it settles whoever else it can on its way."""
+        settled or its deadline passed; it settles whoever else it can on its way. Raises the
+        shared failure when the driver it waited with met one."""
         with self._changed:
             self._waiting.append(me)
         try:
             if self._turn_taken(me):
-                try:
-                    drive(me)
-                finally:
-                    with self._changed:
-                        self._driving = False
-                        self._changed.notify_all()
+                self._drive(me, drive)
+            if me.failure is not None:
+                message = f"The request driving this process's solves failed: {me.failure}"
+                raise self._shared_failure(message) from me.failure
             return me.outcome
         finally:
             with self._changed:
                 self._waiting.remove(me)
 
     def _turn_taken(self, me: Waiter[T]) -> bool:
-        """Whether `me` now drives: False once it is settled or out of time meanwhile."""
+        """Whether `me` now drives: False once it is settled, failed or out of time meanwhile."""
         with self._changed:
-            while self._driving and me.outcome is None:
+            while self._driving and me.outcome is None and me.failure is None:
                 left = me.deadline - time.monotonic()
                 if left <= 0:
                     return False
                 self._changed.wait(left)
-            if me.outcome is not None:
+            if me.outcome is not None or me.failure is not None:
                 return False
             self._driving = True
             return True
+
+    def _drive(self, me: Waiter[T], drive: Callable[[Waiter[T]], None]) -> None:
+        """Drive, then hand over: to the next waiting request, or, after a shared failure, to
+        nobody (everybody waiting fails with it)."""
+        try:
+            drive(me)
+        except self._shared_failure as error:
+            with self._changed:
+                for waiter in self._waiting:
+                    if waiter is not me and waiter.outcome is None:
+                        waiter.failure = error
+            raise
+        finally:
+            with self._changed:
+                self._driving = False
+                self._changed.notify_all()
 
     def unsettled(self) -> list[Waiter[T]]:
         """The requests still waiting, for the driver to list (in one write)."""
