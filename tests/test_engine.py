@@ -294,6 +294,13 @@ def orders_hold_the_entries(board: Board, days: range) -> None:
             assert histogram == Counter(sets.record_score(r) for r in expected)
 
 
+def every_board_shows(boards, rows: list[tuple[str, int]]) -> None:
+    """Page 1 of every board lists exactly these (handle, score), sorted by handle."""
+    for board in boards.values():
+        page = selectors.board_page(board=board)
+        assert sorted((row.handle, row.score) for row in page.rows) == rows, board.slug
+
+
 @pytest.mark.parametrize("set_max", [1024, 2])
 def test_solves_of_the_same_programmers_at_once_move_every_order_exactly_once(
     mongodb, boards, alice, bob, charlie, now, monkeypatch, set_max
@@ -321,13 +328,8 @@ def test_solves_of_the_same_programmers_at_once_move_every_order_exactly_once(
     for thread in threads:
         thread.join()
     today = leaderboard.epoch_day(NOW, "UTC")
+    every_board_shows(boards, [("Alice", 4), ("bob", 4), ("charlie", 4)])
     for board in boards.values():
-        page = selectors.board_page(board=board)
-        assert sorted((row.handle, row.score) for row in page.rows) == [
-            ("Alice", 4),
-            ("bob", 4),
-            ("charlie", 4),
-        ]
         orders_hold_the_entries(board, range(today, today + board.spec.span))
     assert mongodb.solves.count_documents({"applied": True}) == 12
 
@@ -349,9 +351,7 @@ def test_a_solve_that_waited_out_a_stuck_holder_is_listed_and_marked_applied_by_
     assert mongodb.solves.find_one({"programmer_id": alice.pk})["applied"] is False
     store._lease_release("stuck", None)
     solve_on(bob, second, NOW)
-    for board in boards.values():
-        page = selectors.board_page(board=board)
-        assert sorted((row.handle, row.score) for row in page.rows) == [("Alice", 1), ("bob", 1)]
+    every_board_shows(boards, [("Alice", 1), ("bob", 1)])
     assert mongodb.solves.count_documents({"applied": True}) == 2
 
 
@@ -402,13 +402,7 @@ def test_solves_waiting_in_one_process_look_at_the_lease_through_one_driver_and_
     store._lease_release("another process", None)
     for thread in threads:
         thread.join(10)
-    for board in boards.values():
-        page = selectors.board_page(board=board)
-        assert sorted((row.handle, row.score) for row in page.rows) == [
-            ("Alice", 1),
-            ("bob", 1),
-            ("charlie", 1),
-        ]
+    every_board_shows(boards, [("Alice", 1), ("bob", 1), ("charlie", 1)])
     assert mongodb.solves.count_documents({"applied": True}) == 3
     assert store.appliers().find_one({"_id": store.LEASE})["pending"] == []
 

@@ -18,7 +18,12 @@ from solutions import leaderboard, mongo, selectors, services, tokens
 from solutions.leaderboard import sets, store
 from solutions.models import Board, Problem
 from tests.conftest import NOW
-from tests.test_engine import many_problems, orders_hold_the_entries, solve_on
+from tests.test_engine import (
+    every_board_shows,
+    many_problems,
+    orders_hold_the_entries,
+    solve_on,
+)
 
 
 @pytest.fixture
@@ -297,11 +302,5 @@ def test_a_fault_met_by_the_driver_fails_every_solve_waiting_with_it_and_each_re
     store._lease_release("another process", None)
     for programmer in people:
         solve_on(programmer, problem, NOW)  # the retry finishes the logged solve
-    for board in boards.values():
-        rows = selectors.board_page(board=board).rows
-        assert sorted((row.handle, row.score) for row in rows) == [
-            ("Alice", 1),
-            ("bob", 1),
-            ("charlie", 1),
-        ]
+    every_board_shows(boards, [("Alice", 1), ("bob", 1), ("charlie", 1)])
     assert mongodb.solves.count_documents({"applied": True}) == 3

@@ -380,11 +380,11 @@ def entries_keys(
     }
 
 
-def entries_replace(programmer_id: int, documents: dict[str, dict | None]) -> Moved:
+def entries_replace(programmer_id: int, documents: dict[str, dict | None]) -> None:
     """Set a programmer's entries ({board slug: entry computed from their solves, None: off the
     board}), keeping what the orders hold, then bring the orders along (only this programmer
     moves). The programmer is listed as pending first, so a crash right after still leaves the
-    orders to the next applier. Returns what the batch moved (`orders_catch_up`)."""
+    orders to the next applier."""
     marker = secrets.token_hex(8)
     _pending_add([_item(slug, programmer_id, marker) for slug in documents])
     for board_slug, document in documents.items():
@@ -393,7 +393,7 @@ def entries_replace(programmer_id: int, documents: dict[str, dict | None]) -> Mo
         unset = {name: "" for name in ("days", "last") if name not in fields}
         update = {"$set": fields, "$inc": {"rev": 1}, **({"$unset": unset} if unset else {})}
         entries(board_slug).update_one({"_id": programmer_id}, update, upsert=True)
-    return orders_catch_up([(slug, programmer_id) for slug in documents])
+    orders_catch_up([(slug, programmer_id) for slug in documents])
 
 
 def placement(entry: dict) -> dict:
@@ -864,8 +864,8 @@ def _pending_now() -> tuple[set[str], bool]:
 
 @dataclass(frozen=True)
 class Moved:
-    """What a batch moved: the boards, and the tags of whoever listed the programmers (see
-    `orders_catch_up`); empty for a request whose programmers another holder moved."""
+    """What a batch moved, for its finishers (`on_batch_moved`): the boards, and the tags of
+    whoever listed the programmers (see `orders_catch_up`)."""
 
     boards: frozenset[str] = frozenset()
     tags: frozenset[str] = frozenset()
@@ -886,10 +886,10 @@ def on_batch_moved(finish: Callable[[Moved], object]) -> None:
 
 
 # This process's requests waiting for the orders; a storage fault of their driver fails them all.
-_TURNS: turns.Turns[Moved] = turns.Turns(shared_failure=ConnectionFailure)
+_TURNS = turns.Turns(shared_failure=ConnectionFailure)
 
 
-def orders_catch_up(wanted: Iterable[tuple[str, int]] = (), *, tag: str = "") -> Moved:
+def orders_catch_up(wanted: Iterable[tuple[str, int]] = (), *, tag: str = "") -> None:
     """Bring the orders up to date with the entries of these (board slug, programmer id) pairs
     (only everything pending when empty). They are listed as pending, and whoever holds the
     lease next moves them with everybody pending, in one batch: this request if the lease is
@@ -897,22 +897,23 @@ def orders_catch_up(wanted: Iterable[tuple[str, int]] = (), *, tag: str = "") ->
     The requests of one process wait together (`turns`): one of them lists them all, takes the
     lease and looks at the applier document for all of them.
 
-    Returns what this request's batch moved (nothing when another holder moved them). `tag`
-    marks this request's programmers in it (a solve's id, say): the batch's finishers
-    (`on_batch_moved`) do the work of every request in it at once. Waiting ends after
+    `tag` marks this request's programmers in the batch (a solve's id, say): the batch's
+    finishers (`on_batch_moved`) do the work of every request in it at once. Waiting ends after
     APPLY_WAIT_SECONDS: whatever is still pending is moved by the next holder or the repair
     task."""
     token = secrets.token_hex(8)
     wanted = sorted(set(wanted))
     if not wanted:
         holder, pending = _lease_take(token, [])
-        return _batch_move(token, pending) if holder else Moved()
+        if holder:
+            _batch_move(token, pending)
+        return
     items = frozenset(_item(slug, pid, tag or token) for slug, pid in wanted)
-    me: turns.Waiter[Moved] = turns.Waiter(items, time.monotonic() + APPLY_WAIT_SECONDS)
-    return _TURNS.wait(me, lambda me: _drive(token, me)) or Moved()
+    me = turns.Waiter(items, time.monotonic() + APPLY_WAIT_SECONDS)
+    _TURNS.wait(me, lambda me: _drive(token, me))
 
 
-def _drive(token: str, me: turns.Waiter[Moved]) -> None:
+def _drive(token: str, me: turns.Waiter) -> None:
     """Drive for every request of this process waiting for the orders, until `me` is settled or
     out of time: list them (taking the lease if it is free), move everybody pending while
     holding it, and otherwise look every few dozen milliseconds which of them another holder
@@ -920,26 +921,25 @@ def _drive(token: str, me: turns.Waiter[Moved]) -> None:
     by it: one not listed yet is not pending because nobody listed it."""
     pause = APPLY_POLL_SECONDS[0]
     take = True
-    while me.outcome is None and time.monotonic() < me.deadline:
+    while not me.settled and time.monotonic() < me.deadline:
         if take:
             waiting = _TURNS.unsettled()
             holder, pending = _lease_take(token, sorted({i for w in waiting for i in w.items}))
             _TURNS.mark_listed(waiting)
             if holder:
-                moved = _batch_move(token, pending)
-                _TURNS.settle(set(pending).issuperset, Moved())
-                me.outcome = moved  # the holder's caller finishes the whole batch's work
+                _batch_move(token, pending)
+                _TURNS.settle(set(pending).issuperset)  # `me` among them
                 return
         time.sleep(pause)
         pause = min(pause * 1.5, APPLY_POLL_SECONDS[1])
         pending_now, free = _pending_now()
-        _TURNS.settle(pending_now.isdisjoint, Moved())
+        _TURNS.settle(pending_now.isdisjoint)
         take = free or any(not w.listed for w in _TURNS.unsettled())
 
 
-def _batch_move(token: str, pending: list[str]) -> Moved:
+def _batch_move(token: str, pending: list[str]) -> None:
     """As the lease holder, move everybody pending, finish the batch (`on_batch_moved`) and give
-    the lease back: what was moved."""
+    the lease back."""
     items = [_item_parts(item) for item in pending]
     moved = Moved(frozenset(board for board, *_ in items), frozenset(tag for *_, tag in items))
     try:
@@ -951,7 +951,6 @@ def _batch_move(token: str, pending: list[str]) -> Moved:
         mongo.cleanup(lambda: _lease_release(token, None))
         raise
     _lease_release(token, pending)
-    return moved
 
 
 def _records_placed(placed: dict | None, pid: int, oldest_day: int) -> dict[tuple[str, str], bytes]:

@@ -18,36 +18,33 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Generic, TypeVar
-
-T = TypeVar("T")
+from dataclasses import dataclass
 
 
 @dataclass(eq=False)
-class Waiter(Generic[T]):
+class Waiter:
     """One waiting request: its items (what it listed, e.g. "board|id|tag"), when it gives up,
-    whether a driver has listed its items yet, and its outcome once settled."""
+    whether a driver has listed its items yet, and whether they were seen moved (settled)."""
 
     items: frozenset[str]
     deadline: float
     listed: bool = False
-    outcome: T | None = field(default=None)
+    settled: bool = False
     failure: BaseException | None = None  # the shared failure of the driver it waited with
 
 
-class Turns(Generic[T]):
+class Turns:
     """The waiting requests of this process and which of them drives."""
 
     def __init__(self, shared_failure: type[Exception]) -> None:
         """`shared_failure`: what a driver fails with that fails everybody waiting with it."""
         self._changed = threading.Condition()
-        self._waiting: list[Waiter[T]] = []
+        self._waiting: list[Waiter] = []
         self._driving = False
         self._shared_failure = shared_failure
 
-    def wait(self, me: Waiter[T], drive: Callable[[Waiter[T]], None]) -> T | None:
-        """Wait until `me` is settled (its outcome) or its deadline passes (None), running
+    def wait(self, me: Waiter, drive: Callable[[Waiter], None]) -> None:
+        """Wait until `me` is settled or its deadline passes, running
         `drive(me)` whenever nobody else in this process drives. `drive` returns once `me` is
         settled or its deadline passed; it settles whoever else it can on its way. Raises the
         shared failure when the driver it waited with met one."""
@@ -59,25 +56,24 @@ class Turns(Generic[T]):
             if me.failure is not None:
                 message = f"The request driving this process's solves failed: {me.failure}"
                 raise self._shared_failure(message) from me.failure
-            return me.outcome
         finally:
             with self._changed:
                 self._waiting.remove(me)
 
-    def _turn_taken(self, me: Waiter[T]) -> bool:
+    def _turn_taken(self, me: Waiter) -> bool:
         """Whether `me` now drives: False once it is settled, failed or out of time meanwhile."""
         with self._changed:
-            while self._driving and me.outcome is None and me.failure is None:
+            while self._driving and not me.settled and me.failure is None:
                 left = me.deadline - time.monotonic()
                 if left <= 0:
                     return False
                 self._changed.wait(left)
-            if me.outcome is not None or me.failure is not None:
+            if me.settled or me.failure is not None:
                 return False
             self._driving = True
             return True
 
-    def _drive(self, me: Waiter[T], drive: Callable[[Waiter[T]], None]) -> None:
+    def _drive(self, me: Waiter, drive: Callable[[Waiter], None]) -> None:
         """Drive, then hand over: to the next waiting request, or, after a shared failure, to
         nobody (everybody waiting fails with it)."""
         try:
@@ -85,7 +81,7 @@ class Turns(Generic[T]):
         except self._shared_failure as error:
             with self._changed:
                 for waiter in self._waiting:
-                    if waiter is not me and waiter.outcome is None:
+                    if waiter is not me and not waiter.settled:
                         waiter.failure = error
             raise
         finally:
@@ -93,21 +89,20 @@ class Turns(Generic[T]):
                 self._driving = False
                 self._changed.notify_all()
 
-    def unsettled(self) -> list[Waiter[T]]:
+    def unsettled(self) -> list[Waiter]:
         """The requests still waiting, for the driver to list (in one write)."""
         with self._changed:
-            return [w for w in self._waiting if w.outcome is None]
+            return [w for w in self._waiting if not w.settled]
 
-    def mark_listed(self, waiters: Iterable[Waiter[T]]) -> None:
+    def mark_listed(self, waiters: Iterable[Waiter]) -> None:
         with self._changed:
             for waiter in waiters:
                 waiter.listed = True
 
-    def settle(self, moved: Callable[[frozenset[str]], bool], outcome: T) -> None:
-        """Give `outcome` to every listed request whose items `moved` says have moved, and wake
-        them."""
+    def settle(self, moved: Callable[[frozenset[str]], bool]) -> None:
+        """Settle every listed request whose items `moved` says have moved, and wake them."""
         with self._changed:
             for waiter in self._waiting:
-                if waiter.outcome is None and waiter.listed and moved(waiter.items):
-                    waiter.outcome = outcome
+                if not waiter.settled and waiter.listed and moved(waiter.items):
+                    waiter.settled = True
             self._changed.notify_all()
