@@ -109,12 +109,7 @@ def rank_chart(
     """Rank per day, rank 1 at the top; days without a rank break the line."""
     ranks = [rank for _, rank in points if rank is not None]
     if not ranks:
-        description = "No rank recorded on these days."
-        body = [
-            f'<text x="{LEFT + PLOT_W / 2}" y="{TOP + PLOT_H / 2}" text-anchor="middle" '
-            f'fill="{MUTED}">{description}</text>'
-        ]
-        return mark_safe(_frame(chart_id, title, description, body, "Rank"))
+        return _no_rank_chart(chart_id, title)
     worst = max(max(ranks), 2)
 
     def to_y(rank: float) -> float:
@@ -125,6 +120,23 @@ def rank_chart(
 
     body = _y_axis(ticks(1, worst), to_y)
     body += _x_axis([_date_label(date) for date, _ in points], to_x)
+    body += _rank_lines(points, to_x, to_y)
+    body += _rank_dots(points, to_x, to_y)
+    description = _rank_description(points, ranks)
+    return mark_safe(_frame(chart_id, title, description, body, "Rank"))
+
+
+def _no_rank_chart(chart_id: str, title: str) -> SafeString:
+    description = "No rank recorded on these days."
+    body = [
+        f'<text x="{LEFT + PLOT_W / 2}" y="{TOP + PLOT_H / 2}" text-anchor="middle" '
+        f'fill="{MUTED}">{description}</text>'
+    ]
+    return mark_safe(_frame(chart_id, title, description, body, "Rank"))
+
+
+def _rank_lines(points: list[tuple[dt.date, int | None]], to_x, to_y) -> list[str]:
+    """One polyline per run of days with a rank; a lone day gets only its dot."""
     segments, current = [], []
     for index, (_, rank) in enumerate(points):
         if rank is None:
@@ -135,24 +147,29 @@ def rank_chart(
             current.append(f"{to_x(index):.1f},{to_y(rank):.1f}")
     if current:
         segments.append(current)
-    body += [
+    return [
         f'<polyline points="{" ".join(segment)}" fill="none" stroke="{ACCENT}" stroke-width="2"/>'
         for segment in segments
         if len(segment) > 1
     ]
-    for index, (date, rank) in enumerate(points):
-        if rank is not None:
-            body.append(
-                f'<circle cx="{to_x(index):.1f}" cy="{to_y(rank):.1f}" r="3" fill="{ACCENT}">'
-                f"<title>{escape(date.isoformat())}: rank {rank}</title></circle>"
-            )
-    first = next((date, rank) for date, rank in points if rank is not None)
+
+
+def _rank_dots(points: list[tuple[dt.date, int | None]], to_x, to_y) -> list[str]:
+    return [
+        f'<circle cx="{to_x(index):.1f}" cy="{to_y(rank):.1f}" r="3" fill="{ACCENT}">'
+        f"<title>{escape(date.isoformat())}: rank {rank}</title></circle>"
+        for index, (date, rank) in enumerate(points)
+        if rank is not None
+    ]
+
+
+def _rank_description(points: list[tuple[dt.date, int | None]], ranks: list[int]) -> str:
+    first_date, first_rank = next((d, r) for d, r in points if r is not None)
     last_date, last_rank = next((d, r) for d, r in reversed(points) if r is not None)
-    description = (
-        f"Rank from {first[0].isoformat()} (#{first[1]}) to {last_date.isoformat()} "
+    return (
+        f"Rank from {first_date.isoformat()} (#{first_rank}) to {last_date.isoformat()} "
         f"(#{last_rank}); best #{min(ranks)}, worst #{max(ranks)}."
     )
-    return mark_safe(_frame(chart_id, title, description, body, "Rank"))
 
 
 def forecast_chart(points: list[tuple[dt.date, int]], *, chart_id: str, title: str) -> SafeString:

@@ -319,7 +319,23 @@ def notification_send(
     The notification is stored before the email and marked emailed after it, so a crash in
     between sends the email on the retry; only a crash right after sending and before marking
     can send one twice."""
-    document = {
+    document, created = _notification_store(
+        _notification_document(rule, programmer, recipient, drop, now)
+    )
+    if document.get("emailed_at") is not None:
+        return created, False
+    _notification_email(document, recipient.email)
+    return created, bool(recipient.email)
+
+
+def _notification_document(
+    rule: AlertRule,
+    programmer: Programmer,
+    recipient: Recipient,
+    drop: samples.Drop,
+    now: dt.datetime,
+) -> dict:
+    return {
         "_id": notification_key(rule, programmer.pk, recipient.user_id, drop),
         "user_id": recipient.user_id,
         "kind": "rank_drop",
@@ -335,25 +351,31 @@ def notification_send(
         "read": False,
         "emailed_at": None,
     }
+
+
+def _notification_store(document: dict) -> tuple[dict, bool]:
+    """Insert the notification, or read the one an earlier run stored under the same key.
+    Returns (the stored document, inserted now)."""
     try:
         mongo.notifications().insert_one(document)
-        created = True
+        return document, True
     except DuplicateKeyError:
-        document = mongo.notifications().find_one({"_id": document["_id"]})
-        created = False
-    if document.get("emailed_at") is not None:
-        return created, False
-    if recipient.email:
+        return mongo.notifications().find_one({"_id": document["_id"]}), False
+
+
+def _notification_email(document: dict, email: str) -> None:
+    """Email the notification (when the recipient has an address), then mark it emailed
+    either way so no later run tries again."""
+    if email:
         send_mail(
             subject=selectors.notification_subject(document),
             message=notification_email_body(document),
             from_email=None,
-            recipient_list=[recipient.email],
+            recipient_list=[email],
         )
     mongo.notifications().update_one(
         {"_id": document["_id"]}, {"$set": {"emailed_at": timezone.now()}}
     )
-    return created, bool(recipient.email)
 
 
 def notification_email_body(document: dict) -> str:

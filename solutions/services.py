@@ -121,6 +121,29 @@ def submission_record(
         raise SubmissionRefused(refusal)
     submitted_at = submitted_at or timezone.now()
     solve_check_time(submitted_at)
+    submission = _submission_document(
+        programmer, problem, accepted, submitted_at, answer, competitions, source
+    )
+    submission_id = _submission_insert(submission, key)
+    counted = accepted and solve_record(
+        programmer=programmer, problem=problem, solved_at=submitted_at, request=key
+    )
+    if counted:
+        mongo.submissions().update_one({"_id": submission_id}, {"$set": {"counted": True}})
+    return Verdict(accepted=accepted, counted=counted)
+
+
+def _submission_document(
+    programmer: Programmer,
+    problem: Problem,
+    accepted: bool,
+    submitted_at: dt.datetime,
+    answer: str | None,
+    competitions: Iterable[str],
+    source: str,
+) -> dict:
+    """An attempt as `submissions` keeps it, not counted yet (the answer and a source other
+    than the site only when there is one)."""
     submission = {
         "programmer_id": programmer.pk,
         "handle": programmer.handle,
@@ -134,13 +157,7 @@ def submission_record(
         submission["answer"] = answer
     if source != rules.SITE:
         submission["source"] = source
-    submission_id = _submission_insert(submission, key)
-    counted = accepted and solve_record(
-        programmer=programmer, problem=problem, solved_at=submitted_at, request=key
-    )
-    if counted:
-        mongo.submissions().update_one({"_id": submission_id}, {"$set": {"counted": True}})
-    return Verdict(accepted=accepted, counted=counted)
+    return submission
 
 
 def answer_submit(
@@ -473,44 +490,55 @@ def solves_import_batch(*, solves: list[ImportedSolve]) -> ImportReport:
     fresh = _import_claims(solves, report)
     programmers = _programmers_registered([s.handle for s in fresh])
     problems = {p.slug: p for p in _problems_registered({s.problem_slug for s in fresh})}
-    documents, answers = [], {}
-    for solve in fresh:
-        programmer, problem = programmers[solve.handle.lower()], problems[solve.problem_slug]
-        documents.append(
-            {
-                "programmer_id": programmer.pk,
-                "problem": problem.slug,
-                "points": problem.points if solve.points is None else solve.points,
-                "solved_at": solve.solved_at,
-                "applied": True,  # counted by the rebuild that follows the import
-                "request": solve.key,
-                "logged_at": timezone.now(),
-            }
+    documents = [
+        _imported_solve_document(
+            solve, programmers[solve.handle.lower()], problems[solve.problem_slug]
         )
+        for solve in fresh
+    ]
     inserted = _inserted(mongo.solves(), documents)
-    for index, solve in enumerate(fresh):
-        answers[solve.key] = index in inserted
+    answers = {solve.key: index in inserted for index, solve in enumerate(fresh)}
     report.imported = sum(answers.values())
     report.present += len(answers) - report.imported
-    if answers:
-        # Done, with the answer the API would have given: a later POST of the same id replays it.
-        mongo.requests().bulk_write(
-            [
-                UpdateOne(
-                    {"_id": key},
-                    {
-                        "$set": {
-                            "state": "done",
-                            "status": 201,
-                            "answer": {"id": key.split(":", 1)[1], "counted": counted},
-                        }
-                    },
-                )
-                for key, counted in answers.items()
-            ],
-            ordered=False,
-        )
+    _import_answers_store(answers)
     return report
+
+
+def _imported_solve_document(
+    solve: ImportedSolve, programmer: Programmer, problem: Problem
+) -> dict:
+    return {
+        "programmer_id": programmer.pk,
+        "problem": problem.slug,
+        "points": problem.points if solve.points is None else solve.points,
+        "solved_at": solve.solved_at,
+        "applied": True,  # counted by the rebuild that follows the import
+        "request": solve.key,
+        "logged_at": timezone.now(),
+    }
+
+
+def _import_answers_store(answers: dict[str, bool]) -> None:
+    """Mark the claimed ids done ({key: counted}), with the answer the API would have given: a
+    later POST of the same id replays it."""
+    if not answers:
+        return
+    mongo.requests().bulk_write(
+        [
+            UpdateOne(
+                {"_id": key},
+                {
+                    "$set": {
+                        "state": "done",
+                        "status": 201,
+                        "answer": {"id": key.split(":", 1)[1], "counted": counted},
+                    }
+                },
+            )
+            for key, counted in answers.items()
+        ],
+        ordered=False,
+    )
 
 
 def _inserted(collection, documents: list[dict]) -> set[int]:

@@ -276,16 +276,28 @@ def _board_context(
         search = _search(board, query.cleaned_data["q"], day, scope)
         context.update(search=search, total=search.total if search.found else None)
         return context
+    return context | _page_context(request, board, query, programmer)
+
+
+def _page_context(
+    request: HttpRequest, board: Board, query: BoardQueryForm, programmer: Programmer | None
+) -> dict:
+    """One page of the whole board: its rows (rendered once per board version) and the links
+    to the pages around it."""
     version = etags.board_version_of(request, board.slug)
-    rendered = _rows_rendered(board, version, day, scope, query.cleaned_data["page"] or 1)
+    page_number = query.cleaned_data["page"] or 1
+    rendered = _rows_rendered(board, version, query.day, query.scope, page_number)
     page = rendered.page
     paginator = Paginator(range(page.total), selectors.PAGE_SIZE)
-    context.update(page=page, total=page.total, rows=rendered.rows)
-    context["rows_html"] = rendered.html_for(programmer)
-    context["page_links"] = paginator.get_elided_page_range(
-        min(page.page, paginator.num_pages), on_each_side=2, on_ends=1
-    )
-    return context
+    return {
+        "page": page,
+        "total": page.total,
+        "rows": rendered.rows,
+        "rows_html": rendered.html_for(programmer),
+        "page_links": paginator.get_elided_page_range(
+            min(page.page, paginator.num_pages), on_each_side=2, on_ends=1
+        ),
+    }
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,13 @@ def validation_message(error: dict) -> tuple[str, str]:
 def install_handlers(api: NinjaAPI) -> None:
     """Every failure in the error shape: ninja's own (validation, auth, unparsable bodies),
     Django's (404, bodies too big or unreadable), storage outages, and anything unexpected."""
+    _install_ninja_handlers(api)
+    _install_django_handlers(api)
+    _install_server_handlers(api)
+
+
+def _install_ninja_handlers(api: NinjaAPI) -> None:
+    """Our ApiError and what ninja raises: invalid input, failed auth, unparsable bodies."""
 
     @api.exception_handler(ApiError)
     def api_error(request: HttpRequest, error: ApiError) -> HttpResponse:
@@ -137,6 +144,8 @@ def install_handlers(api: NinjaAPI) -> None:
         code = {429: "too_many_attempts", 404: "not_found"}.get(error.status_code, "invalid_body")
         return error_response(error.status_code, code, str(error))
 
+
+def _install_django_handlers(api: NinjaAPI) -> None:
     @api.exception_handler(Http404)
     def missing(request: HttpRequest, error: Http404) -> HttpResponse:
         return not_found(request)
@@ -149,6 +158,10 @@ def install_handlers(api: NinjaAPI) -> None:
     @api.exception_handler(MultiPartParserError)
     def unreadable(request: HttpRequest, error: Exception) -> HttpResponse:
         return error_response(400, "malformed_body", "The body could not be read.")
+
+
+def _install_server_handlers(api: NinjaAPI) -> None:
+    """Storage outages (503, retry soon) and anything unexpected (500)."""
 
     @api.exception_handler(ConnectionFailure)
     def storage_down(request: HttpRequest, error: ConnectionFailure) -> HttpResponse:

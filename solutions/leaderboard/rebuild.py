@@ -50,12 +50,7 @@ def entry_from_solves(
     every day still kept."""
     if not solves:
         return None
-    daily: dict[int, int] = defaultdict(int)
-    latest: dict[int, dt.datetime] = {}
-    for solve in solves:
-        day = maths.epoch_day(solve["solved_at"], time_zone)
-        daily[day] += value_of(solve["points"])
-        latest[day] = max(latest.get(day, solve["solved_at"]), solve["solved_at"])
+    daily, latest = _daily(value_of, solves, time_zone)
     document = {"_id": who.programmer_id, "handle": who.handle, "groups": list(who.groups)}
     if window.is_all_time:
         key = maths.ALL_TIME_KEY
@@ -66,12 +61,31 @@ def entry_from_solves(
             "last": {key: reached},
             "keys": {key: maths.sort_key(total, reached)},
         }
+    return document | _window_fields(window, daily, latest, today)
+
+
+def _daily(
+    value_of: Callable[[int], int], solves: list[dict], time_zone: str
+) -> tuple[dict[int, int], dict[int, dt.datetime]]:
+    """({epoch day: count}, {epoch day: the latest solve time that day}) of some solves."""
+    daily: dict[int, int] = defaultdict(int)
+    latest: dict[int, dt.datetime] = {}
+    for solve in solves:
+        day = maths.epoch_day(solve["solved_at"], time_zone)
+        daily[day] += value_of(solve["points"])
+        latest[day] = max(latest.get(day, solve["solved_at"]), solve["solved_at"])
+    return daily, latest
+
+
+def _window_fields(
+    window: maths.Window, daily: dict[int, int], latest: dict[int, dt.datetime], today: int
+) -> dict:
+    """The counts, sums and keys of a windowed board's entry, for the days still kept."""
     oldest_kept = store.history_from(today)
     board_days = sorted({d for day in daily for d in window.affected_days(day) if d >= oldest_kept})
     sums = maths.window_sums(daily, window, board_days)
     oldest_count = store.counts_from(window, today)
     return {
-        **document,
         "days": {str(d): n for d, n in daily.items() if d >= oldest_count},
         "last": {str(d): t for d, t in latest.items() if d >= oldest_count},
         "sums": {str(d): s for d, s in sums.items()},

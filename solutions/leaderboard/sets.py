@@ -419,57 +419,75 @@ def moves_apply(
     manifest and the sets members leave; a set's arrivals are written into it together, once
     there are many. A record is removed only if present and inserted only if absent, so the same
     moves applied twice change nothing."""
-    members: dict[int, list[bytes]] = {}  # index in manifest -> records, for sets written
-    counts: dict[int, Counter[int]] = {}  # index in manifest -> change of its score counts
-    arrived: set[int] = set()  # indexes of sets whose arrivals changed
-    whole = set(fold) | set(manifest.inline)
-
-    def taking_in(index: int) -> bool:
-        return manifest.set_id(index) in whole or manifest.set_version(index) == 0
-
-    def records(index: int) -> list[bytes]:
-        """A written set's records (with its arrivals, when it takes them in)."""
-        if index not in members:
-            set_id = manifest.set_id(index)
-            taken = manifest.arrivals_of(set_id) if taking_in(index) else []
-            for record in taken:
-                del manifest.arrivals[record]
-            members[index] = sorted(records_of(loaded.get(set_id, b"")) + taken)
-        return members[index]
-
-    def change(index: int, record: bytes, by: int) -> None:
-        counts.setdefault(index, Counter())[record_score(record)] += by
-
+    changes = _SetChanges(manifest, loaded, whole=set(fold) | set(manifest.inline))
     for move in moves:
         if move.old is not None and len(manifest):
-            index = manifest.set_for(move.old)
-            if manifest.arrivals.pop(move.old, None) is not None:
-                change(index, move.old, -1)
-                arrived.add(index)
-            elif manifest.set_id(index) in loaded or taking_in(index):
-                found = records(index)
-                position = bisect.bisect_left(found, move.old)
-                if position < len(found) and found[position] == move.old:
-                    del found[position]
-                    change(index, move.old, -1)
+            changes.leave(move.old)
         if move.new is not None:
-            if not len(manifest):
-                manifest.splice(0, 0, [SetInfo(new_set_id(), 0, 0, separator(move.new), {})])
-            index = manifest.set_for(move.new)
-            if taking_in(index):
-                found = records(index)
-                position = bisect.bisect_left(found, move.new)
-                if position == len(found) or found[position] != move.new:
-                    found.insert(position, move.new)
-                    change(index, move.new, 1)
-            elif move.new not in manifest.arrivals:
-                manifest.arrivals[move.new] = manifest.set_id(index)
-                change(index, move.new, 1)
-                arrived.add(index)
+            changes.join(move.new)
     for set_id in fold:  # take in the arrivals of folded sets no move touched
         if set_id in loaded:
-            records(manifest.set_ids().index(set_id))
-    return _sets_replace(manifest, members, counts, arrived)
+            changes.records(manifest.set_ids().index(set_id))
+    return _sets_replace(manifest, changes.members, changes.counts, changes.arrived)
+
+
+class _SetChanges:
+    """The changes `moves_apply` makes to the sets, by index in the manifest, until
+    `_sets_replace` puts them back."""
+
+    def __init__(self, manifest: Manifest, loaded: dict[int, bytes], whole: set[int]) -> None:
+        self.manifest, self.loaded = manifest, loaded
+        self.whole = whole  # ids of the sets that take their arrivals in besides new ones
+        self.members: dict[int, list[bytes]] = {}  # records, for sets written
+        self.counts: dict[int, Counter[int]] = {}  # change of a set's score counts
+        self.arrived: set[int] = set()  # sets whose arrivals changed
+
+    def taking_in(self, index: int) -> bool:
+        return self.manifest.set_id(index) in self.whole or self.manifest.set_version(index) == 0
+
+    def records(self, index: int) -> list[bytes]:
+        """A written set's records (with its arrivals, when it takes them in)."""
+        if index not in self.members:
+            set_id = self.manifest.set_id(index)
+            taken = self.manifest.arrivals_of(set_id) if self.taking_in(index) else []
+            for record in taken:
+                del self.manifest.arrivals[record]
+            self.members[index] = sorted(records_of(self.loaded.get(set_id, b"")) + taken)
+        return self.members[index]
+
+    def change(self, index: int, record: bytes, by: int) -> None:
+        self.counts.setdefault(index, Counter())[record_score(record)] += by
+
+    def leave(self, record: bytes) -> None:
+        """Take a member out of its set's arrivals, or out of the set if it was read."""
+        manifest = self.manifest
+        index = manifest.set_for(record)
+        if manifest.arrivals.pop(record, None) is not None:
+            self.change(index, record, -1)
+            self.arrived.add(index)
+        elif manifest.set_id(index) in self.loaded or self.taking_in(index):
+            found = self.records(index)
+            position = bisect.bisect_left(found, record)
+            if position < len(found) and found[position] == record:
+                del found[position]
+                self.change(index, record, -1)
+
+    def join(self, record: bytes) -> None:
+        """Put a member into its set, when the set takes it in, else into the arrivals."""
+        manifest = self.manifest
+        if not len(manifest):
+            manifest.splice(0, 0, [SetInfo(new_set_id(), 0, 0, separator(record), {})])
+        index = manifest.set_for(record)
+        if self.taking_in(index):
+            found = self.records(index)
+            position = bisect.bisect_left(found, record)
+            if position == len(found) or found[position] != record:
+                found.insert(position, record)
+                self.change(index, record, 1)
+        elif record not in manifest.arrivals:
+            manifest.arrivals[record] = manifest.set_id(index)
+            self.change(index, record, 1)
+            self.arrived.add(index)
 
 
 def _sets_replace(
@@ -490,45 +508,71 @@ def _sets_replace(
         waiting = manifest.arrivals_of(info.set_id)
         records = members.get(index)
         if records is None or (not records and waiting):
-            # The set's document stays as it is (or as its records left it): its entry counts
-            # its arrivals, and its last member may be one of them.
-            if not scores:
-                if info.version:
-                    rewrite.dropped.append(info.set_id)
-                manifest.splice(index, 1, [])
-                continue
-            version = info.version
-            if records is not None:  # written empty, its members all waiting
-                version += 1
-                rewrite.written[info.set_id] = (version, b"")
-            lasts = [info.last if records is None else b"", *map(separator, waiting[-1:])]
-            entry = SetInfo(info.set_id, version, sum(scores.values()), max(lasts), scores)
-            manifest.splice(index, 1, [entry])
-            continue
-        if not records:
-            if info.version:
-                rewrite.dropped.append(info.set_id)
-            manifest.splice(index, 1, [])
+            entries = _entries_waiting(rewrite, info, records, scores, waiting)
+        elif not records:
+            entries = _entries_dropped(rewrite, info)
         elif len(records) <= SET_MAX:
-            version = info.version + 1
-            rewrite.written[info.set_id] = (version, b"".join(records))
-            if info.version == 0:
-                rewrite.created.add(info.set_id)
-            last = max([separator(records[-1]), *map(separator, waiting[-1:])])
-            entry = SetInfo(info.set_id, version, len(records) + len(waiting), last, scores)
-            manifest.splice(index, 1, [entry])
+            entries = _entries_rewritten(rewrite, info, records, scores, waiting)
         else:
-            # Split into sets of their own, leaving the full one as it was until the manifest
-            # stops listing it: a writer stopped halfway loses nothing. (Only a set taking its
-            # arrivals in grows, so none are left waiting for it.)
-            parts = [SetInfo.of(new_set_id(), 1, part) for part in _split(records)]
-            for part, part_records in zip(parts, _split(records), strict=True):
-                rewrite.written[part.set_id] = (1, b"".join(part_records))
-                rewrite.created.add(part.set_id)
-            if info.version:
-                rewrite.dropped.append(info.set_id)
-            manifest.splice(index, 1, parts)
+            entries = _entries_split(rewrite, info, records)
+        manifest.splice(index, 1, entries)
     return rewrite
+
+
+def _entries_waiting(
+    rewrite: Rewrite,
+    info: SetInfo,
+    records: list[bytes] | None,
+    scores: dict[int, int],
+    waiting: list[bytes],
+) -> list[SetInfo]:
+    """The entry of a set whose document stays as it is (`records` None) or as its records left
+    it (empty, its members all waiting): it counts the set's arrivals, and its last member may be
+    one of them."""
+    if not scores:
+        return _entries_dropped(rewrite, info)
+    version = info.version
+    if records is not None:  # written empty, its members all waiting
+        version += 1
+        rewrite.written[info.set_id] = (version, b"")
+    lasts = [info.last if records is None else b"", *map(separator, waiting[-1:])]
+    return [SetInfo(info.set_id, version, sum(scores.values()), max(lasts), scores)]
+
+
+def _entries_dropped(rewrite: Rewrite, info: SetInfo) -> list[SetInfo]:
+    """No entry for an empty set, whose document (if it was ever stored) is deleted."""
+    if info.version:
+        rewrite.dropped.append(info.set_id)
+    return []
+
+
+def _entries_rewritten(
+    rewrite: Rewrite,
+    info: SetInfo,
+    records: list[bytes],
+    scores: dict[int, int],
+    waiting: list[bytes],
+) -> list[SetInfo]:
+    """The entry of a set written anew under its id, counting the arrivals still waiting."""
+    version = info.version + 1
+    rewrite.written[info.set_id] = (version, b"".join(records))
+    if info.version == 0:
+        rewrite.created.add(info.set_id)
+    last = max([separator(records[-1]), *map(separator, waiting[-1:])])
+    return [SetInfo(info.set_id, version, len(records) + len(waiting), last, scores)]
+
+
+def _entries_split(rewrite: Rewrite, info: SetInfo, records: list[bytes]) -> list[SetInfo]:
+    """The entries of a full set split into sets of their own, leaving the full one as it was
+    until the manifest stops listing it: a writer stopped halfway loses nothing. (Only a set
+    taking its arrivals in grows, so none are left waiting for it.)"""
+    parts = [SetInfo.of(new_set_id(), 1, part) for part in _split(records)]
+    for part, part_records in zip(parts, _split(records), strict=True):
+        rewrite.written[part.set_id] = (1, b"".join(part_records))
+        rewrite.created.add(part.set_id)
+    if info.version:
+        rewrite.dropped.append(info.set_id)
+    return parts
 
 
 def _split(records: list[bytes]) -> Iterator[list[bytes]]:

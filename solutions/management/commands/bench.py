@@ -265,28 +265,19 @@ def bench_run(
     if board is None:
         raise CommandError("There are no boards to measure.")
     counter = CommandCounter()
-    results = []
+    results: list[Measure] = []
     for size in sizes:
         with scratch_database(uri, counter):
             mongo.ensure_indexes([b.slug for b in boards])
             started = time.perf_counter()
             programmers = bench_seed(boards=boards, size=size, rng=random.Random(size))
             report(f"Seeded {size:,} programmers in {time.perf_counter() - started:.1f} s.")
-            middle = sorted(programmers, key=lambda p: p.pk)[size // 2]
             redis_times = (
                 redis_bench(redis_url, board=board, size=size, repeat=repeat) if redis_url else {}
             )
-            others = random.Random(size + 1).sample(programmers, min(size, 1000))
-            operations = bench_operations(
-                board=board, boards=boards, programmer=middle, others=others
-            )
-            for name, operation in operations.items():
-                names, median, p95, examined = _measure(counter, operation, repeat)
-                detail = ", ".join(f"{command}×{n}" for command, n in sorted(names.items()))
-                redis = redis_times.get(name.split(" (")[0])
-                commands = sum(names.values())
-                results.append(Measure(size, name, commands, detail, median, p95, redis, examined))
-                report(f"· {table_row(results[-1])}")  # a long run shows what it has so far
+            for result in _size_measures(counter, board, boards, programmers, repeat, redis_times):
+                results.append(result)
+                report(f"· {table_row(result)}")  # a long run shows what it has so far
             if ingest:
                 rate = ingest_through_api(uri, solves=ingest, report=report)
                 results.append(
@@ -294,6 +285,26 @@ def bench_run(
                 )
                 report(f"· {table_row(results[-1])}")
     return results
+
+
+def _size_measures(
+    counter: CommandCounter,
+    board: Board,
+    boards: list[Board],
+    programmers: list[Programmer],
+    repeat: int,
+    redis_times: dict[str, float],
+) -> Iterator[Measure]:
+    """Each operation measured on the seeded board, as it is done."""
+    size = len(programmers)
+    middle = sorted(programmers, key=lambda p: p.pk)[size // 2]
+    others = random.Random(size + 1).sample(programmers, min(size, 1000))
+    operations = bench_operations(board=board, boards=boards, programmer=middle, others=others)
+    for name, operation in operations.items():
+        names, median, p95, examined = _measure(counter, operation, repeat)
+        detail = ", ".join(f"{command}×{n}" for command, n in sorted(names.items()))
+        redis = redis_times.get(name.split(" (")[0])
+        yield Measure(size, name, sum(names.values()), detail, median, p95, redis, examined)
 
 
 TABLE_HEADING = (
@@ -415,8 +426,19 @@ def redis_bench(url: str, *, board: Board, size: int, repeat: int) -> dict[str, 
     import redis  # production's cache client; only the bench talks to Redis this way
 
     client = redis.Redis.from_url(url)
-    rng = random.Random(size)
     key = "bench:board"
+    _redis_board_fill(client, key, size)
+    timings = {}
+    for name, operation in _redis_operations(client, key, size).items():
+        _names, median, _p95, _examined = _measure(CommandCounter(), operation, repeat)
+        timings[name] = median
+    client.delete(key, *[f"{key}:{day}" for day in range(38)])
+    return timings
+
+
+def _redis_board_fill(client, key: str, size: int) -> None:
+    """A sorted set of `size` programmers with random scores, sent 10,000 at a time."""
+    rng = random.Random(size)
     client.delete(key)
     for start in range(0, size, 10_000):
         client.zadd(
@@ -426,6 +448,10 @@ def redis_bench(url: str, *, board: Board, size: int, repeat: int) -> dict[str, 
                 for n in range(start, min(size, start + 10_000))
             },
         )
+
+
+def _redis_operations(client, key: str, size: int) -> dict[str, Callable[[int], object]]:
+    """The reads and the solve of `bench_operations`, on the sorted set `key`."""
     middle = f"bench{size // 2:07d}"
     pages = max(1, math.ceil(size / selectors.PAGE_SIZE))
 
@@ -446,7 +472,7 @@ def redis_bench(url: str, *, board: Board, size: int, repeat: int) -> dict[str, 
             pipe.zincrby(f"{key}:{day}", 1, middle)
         return pipe.execute()
 
-    operations = {
+    return {
         "page 1": page(1),
         "middle page": page(max(1, pages // 2)),
         "last page": page(pages),
@@ -454,12 +480,6 @@ def redis_bench(url: str, *, board: Board, size: int, repeat: int) -> dict[str, 
         "around me": around,
         "solve": solve,
     }
-    timings = {}
-    for name, operation in operations.items():
-        _names, median, _p95, _examined = _measure(CommandCounter(), operation, repeat)
-        timings[name] = median
-    client.delete(key, *[f"{key}:{day}" for day in range(38)])
-    return timings
 
 
 class Command(BaseCommand):
