@@ -313,14 +313,11 @@ def test_solves_of_the_same_programmers_at_once_move_every_order_exactly_once(
     barrier = threading.Barrier(len(people) * len(problems))
 
     def solve(programmer, problem, minutes):
-        try:
-            barrier.wait(10)
-            solve_on(programmer, problem, NOW - dt.timedelta(minutes=minutes))
-        finally:
-            connection.close()  # this thread's own SQL connection
+        barrier.wait(10)
+        solve_on(programmer, problem, NOW - dt.timedelta(minutes=minutes))
 
     threads = [
-        threading.Thread(target=solve, args=(programmer, problem, n))
+        threading.Thread(target=closing_sql(solve), args=(programmer, problem, n))
         for n, (programmer, problem) in enumerate((p, q) for p in people for q in problems)
     ]
     for thread in threads:
@@ -355,10 +352,23 @@ def test_a_solve_that_waited_out_a_stuck_holder_is_listed_and_marked_applied_by_
     assert mongodb.solves.count_documents({"applied": True}) == 2
 
 
+def closing_sql(work):
+    """`work` made fit for a thread of its own: the thread's own SQL connection is closed when
+    it ends."""
+
+    def run(*args):
+        try:
+            work(*args)
+        finally:
+            connection.close()
+
+    return run
+
+
 def solves_listed(solve, people, boards) -> list[threading.Thread]:
     """Start `solve(programmer)` in a thread for each of `people`, and return their threads once
     all of them are listed as pending on every board (waiting for a holder)."""
-    threads = [threading.Thread(target=solve, args=(p,)) for p in people]
+    threads = [threading.Thread(target=closing_sql(solve), args=(p,)) for p in people]
     for thread in threads:
         thread.start()
     deadline = time.monotonic() + 10
@@ -390,10 +400,7 @@ def test_solves_waiting_in_one_process_look_at_the_lease_through_one_driver_and_
     people = [alice, bob, charlie]
 
     def solve(programmer):
-        try:
-            solve_on(programmer, problem, NOW)
-        finally:
-            connection.close()  # this thread's own SQL connection
+        solve_on(programmer, problem, NOW)
 
     threads = solves_listed(solve, people, boards)
     time.sleep(0.4)  # all three wait for the other process's holder
@@ -434,12 +441,9 @@ def test_a_solve_moved_by_another_request_answers_only_once_its_batch_marked_it_
     applied_when_answered = {}
 
     def solve(programmer):
-        try:
-            solve_on(programmer, problem, NOW)
-            logged = real_solves().find_one({"programmer_id": programmer.pk})
-            applied_when_answered[programmer.handle] = logged["applied"]
-        finally:
-            connection.close()  # this thread's own SQL connection
+        solve_on(programmer, problem, NOW)
+        logged = real_solves().find_one({"programmer_id": programmer.pk})
+        applied_when_answered[programmer.handle] = logged["applied"]
 
     threads = solves_listed(solve, people, boards)
     store._lease_release("another process", None)

@@ -11,7 +11,6 @@ import time
 from unittest import mock
 
 import pytest
-from django.db import connection
 from pymongo.errors import AutoReconnect, ConnectionFailure
 
 from solutions import leaderboard, mongo, selectors, services, tokens
@@ -19,6 +18,7 @@ from solutions.leaderboard import sets, store
 from solutions.models import Board, Problem
 from tests.conftest import NOW
 from tests.test_engine import (
+    closing_sql,
     every_board_shows,
     many_problems,
     orders_hold_the_entries,
@@ -288,10 +288,8 @@ def test_a_fault_met_by_the_driver_fails_every_solve_waiting_with_it_and_each_re
             solve_on(programmer, problem, NOW)
         except ConnectionFailure as error:
             failures[programmer.handle] = error
-        finally:
-            connection.close()  # this thread's own SQL connection
 
-    threads = [threading.Thread(target=solve, args=(p,)) for p in people]
+    threads = [threading.Thread(target=closing_sql(solve), args=(p,)) for p in people]
     for thread in threads:
         thread.start()
     for thread in threads:
