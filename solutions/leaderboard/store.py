@@ -867,8 +867,8 @@ class Moved:
     """What a batch moved, for its finishers (`on_batch_moved`): the boards, and the tags of
     whoever listed the programmers (see `orders_catch_up`)."""
 
-    boards: frozenset[str] = frozenset()
-    tags: frozenset[str] = frozenset()
+    boards: frozenset[str]
+    tags: frozenset[str]
 
 
 # What every batch does once its moves are written (`on_batch_moved`).
