@@ -193,12 +193,12 @@ def _field(name: str, document: str) -> dict:
     return {"$getField": {"field": name, "input": f"${document}"}}
 
 
-def _trimmed(document: str, oldest: int) -> dict:
-    """The sub-document without the day keys older than `oldest`."""
+def _trimmed(document: dict, oldest: int) -> dict:
+    """The sub-document without the day keys older than `oldest`, looking at every key."""
     return {
         "$arrayToObject": {
             "$filter": {
-                "input": {"$objectToArray": {"$ifNull": [document, {}]}},
+                "input": {"$objectToArray": document},
                 "cond": {"$gte": [{"$toInt": "$$this.k"}, oldest]},
             }
         }
@@ -229,7 +229,7 @@ def _trimmed_today(document: str, oldest: int) -> dict:
                     "then": _without_days(kept, range(oldest - TRIM_BY_NAME, oldest)),
                 },
             ],
-            "default": _trimmed(document, oldest),
+            "default": _trimmed(kept, oldest),
         }
     }
 
