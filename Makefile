@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Touched after each install: pip runs again only when pyproject.toml is newer.
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install run reset test lint bench
+.PHONY: install run reset test lint bench contest-day
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,3 +35,9 @@ lint: install
 
 bench: install
 	DEBUG=$${DEBUG:-true} $(BIN)/python manage.py bench
+
+# A contest on the production stack (gunicorn, PostgreSQL, Redis, Celery, MongoDB) under Locust,
+# with faults, ending with the verdict line (see loadtest/contest_day.py). CONTEST_DAY_MINUTES and
+# CONTEST_DAY_PROGRAMMERS set its length and size.
+contest-day: install
+	$(BIN)/python -m loadtest.contest_day

@@ -101,6 +101,10 @@ class MovedRow:
     def programmer_id(self) -> int:
         return self.row.programmer_id
 
+    @property
+    def at_or_above(self) -> int:
+        return self.row.at_or_above
+
 
 def previous_day_comparable(board: Board, day: int) -> bool:
     """Whether the day before has a board to compare with: kept, and (calendar boards) in the

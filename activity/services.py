@@ -215,7 +215,11 @@ class AlertReport:
 
 def alert_watch_list() -> dict[int, list[Recipient]]:
     """{programmer id: who to tell when they drop}: programmers who opted in about themselves,
-    and the programmers followed by users who opted in about those they follow."""
+    and the programmers followed by users who opted in about those they follow.
+
+    Emails go to `User.email`, which holds only a confirmed address: the account page sets it
+    once the link mailed to the address is followed, and keeps an unconfirmed one aside
+    (`solutions.account_services`). Without one, the alert is an in-app notification only."""
     watch: dict[int, list[Recipient]] = defaultdict(list)
     own = AlertPreferences.objects.filter(
         my_rank_drops=True, user__is_active=True, user__programmer__isnull=False

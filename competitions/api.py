@@ -66,7 +66,10 @@ COMPETITION = Path(description="The competition's slug", example="winter-cup")
 @router.post(
     "/submissions",
     auth=auth.service_token,
-    response={201: SubmissionAnswer, 400: Error, 401: Error, 409: Error, 413: Error, 422: Error},
+    response={
+        201: SubmissionAnswer,
+        **{status: Error for status in (400, 401, 409, 413, 422, 429)},
+    },
     operation_id="postSubmission",
     summary="Report a judge's verdict on an attempt, accepted or rejected (idempotent by id)",
 )

@@ -7,6 +7,14 @@ class CompetitionsConfig(AppConfig):
 
     def ready(self) -> None:
         # Its indexes join the one registry that `mongo_indexes` walks (solutions/mongo.py).
-        from . import mongo
+        from django.db.models.signals import post_save
+
+        from solutions.models import Programmer
+
+        from . import mongo, services
 
         mongo.register()
+        # A hidden or banned programmer leaves the cached public standings at once.
+        post_save.connect(
+            services.standings_touch_running, sender=Programmer, dispatch_uid="standings-touch"
+        )

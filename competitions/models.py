@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 from django.urls import reverse
@@ -31,6 +32,13 @@ class Competition(models.Model):
         null=True,
         blank=True,
         help_text="Public standings stop changing from this time until the end.",
+    )
+    wrong_answers_per_minute = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Wrong answers one programmer may send to one problem a minute from the "
+        "competition's page (empty: the site's ANSWER_WRONG_PER_MINUTE).",
     )
     registration_required = models.BooleanField(
         default=False, help_text="Only registered programmers may submit."

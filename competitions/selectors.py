@@ -12,11 +12,12 @@ import datetime as dt
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.cache import cache
 from django.db.models import QuerySet
 from django.utils import timezone
 from pymongo import ASCENDING
 
-from solutions import mongo, rules
+from solutions import live, mongo, rules
 from solutions.models import Programmer
 
 from . import standings
@@ -46,6 +47,30 @@ class StandingsView:
     def lines(self) -> list[tuple[standings.Row, list[standings.Cell | None]]]:
         """Each row with its cells in column order (None where nothing was tried), for tables."""
         return [(row, [row.cells.get(column.slug) for column in self.columns]) for row in self.rows]
+
+
+def standings_version_key(slug: str) -> str:
+    """The competition's counter among the live versions (no board slug has a colon)."""
+    return f"competition:{slug}"
+
+
+# How long a page may use a competition's version read from the cache. Unlike a board's, an
+# attempt does not drop it: during a contest attempts arrive many times a second, and each new
+# version renders the whole table again (a second of a web worker's time for 400 programmers),
+# so the public standings change at most every few seconds, as contest scoreboards do.
+CACHED_STANDINGS_VERSION_SECONDS = 5
+
+
+def competition_version(*, competition: Competition) -> int:
+    """How many times attempts changed the competition's standings (every attempt recorded in
+    it, and every hide or ban, bumps it: `services.standings_touch`), as read at most every
+    CACHED_STANDINGS_VERSION_SECONDS through the cache."""
+    key = f"standings-version:{competition.slug}"
+    version = cache.get(key)
+    if version is None:
+        version = live.board_version(standings_version_key(competition.slug))
+        cache.set(key, version, CACHED_STANDINGS_VERSION_SECONDS)
+    return version
 
 
 def competitions_by_status(*, now: dt.datetime | None = None) -> dict[str, list[Competition]]:

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from solutions import rules
+from solutions import live, rules
 from solutions import services as solution_services
 from solutions.models import Problem, Programmer
 
@@ -113,9 +113,15 @@ def competition_submit(
         raise SubmissionRefused(refusal)
     if not competition.links.filter(problem=problem).exists():
         raise SubmissionRefused("That problem is not part of this competition.")
-    return solution_services.answer_submit(
-        programmer=programmer, problem=problem, answer=answer, competitions=[competition.slug]
+    verdict = solution_services.answer_submit(
+        programmer=programmer,
+        problem=problem,
+        answer=answer,
+        competitions=[competition.slug],
+        wrong_per_minute=competition.wrong_answers_per_minute,
     )
+    standings_touch(slugs=[competition.slug])
+    return verdict
 
 
 def competitions_taking(
@@ -168,7 +174,27 @@ def judge_submission_report(
         key=f"judge:{key}",
         source=rules.JUDGE,
     )
+    standings_touch(slugs=slugs)  # a retry touches again: harmless
     return JudgeResult(counted=verdict.counted, competitions=slugs)
+
+
+def standings_touch(*, slugs: Sequence[str]) -> None:
+    """Record that these competitions' standings changed, so the cached public standings are
+    rendered again (see `selectors.competition_version`)."""
+    live.boards_touch([selectors.standings_version_key(slug) for slug in slugs])
+
+
+def standings_touch_running(*, created: bool = False, update_fields=None, **_signal) -> None:
+    """A programmer changed (hidden, banned, renamed): the running competitions' public
+    standings are rendered again (connected to Programmer's post_save in `apps.py`)."""
+    if created or (
+        update_fields is not None and not {"hidden", "banned", "handle"} & set(update_fields)
+    ):
+        return
+    now = timezone.now()
+    running = Competition.objects.filter(start__lte=now, end__gt=now)
+    if slugs := list(running.values_list("slug", flat=True)):
+        standings_touch(slugs=slugs)
 
 
 def competition_archive(*, competition: Competition) -> bool:

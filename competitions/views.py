@@ -7,19 +7,25 @@ import hashlib
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_cookie
 
+from solutions import limits
 from solutions.forms import AnswerForm
-from solutions.views import programmer_of
+from solutions.views import programmer_of, too_many_message
 
 from . import selectors, services
 from .models import Competition
+
+PUBLIC_STANDINGS_SECONDS = 10
+RENDERING_SECONDS = 10  # how long others wait for one rendering before they render too
 
 
 @require_safe
@@ -68,6 +74,12 @@ def competition_submit(request: HttpRequest, slug: str, letter: str) -> HttpResp
             # A refused answer is a 400 like a bad one; the form may be gone from the page (the
             # competition ended, the programmer was banned), so the reason is a message.
             messages.error(request, str(refusal))
+        except limits.Limited as over:
+            form.add_error(None, too_many_message(over))
+            context = _detail_context(request, competition, bound={link.letter: form})
+            response = render(request, "competitions/detail.html", context, status=429)
+            response["Retry-After"] = str(over.retry_after)
+            return response
         else:
             _say_verdict(request, link.letter, verdict)
             return redirect(f"{competition.get_absolute_url()}#problem-{link.letter}")
@@ -82,7 +94,11 @@ def competition_standings(request: HttpRequest, slug: str) -> HttpResponse:
     context = _page_context(request, competition)
     context["view"] = _standings_view(request, competition)
     if not context["view"].final:
-        html = _standings_html(request, context["view"])
+        # The table as its polls will see it, so the first poll is a 304.
+        html = _cached_standings_html(request, competition) or _standings_html(
+            request, context["view"]
+        )
+        context["standings_html"] = mark_safe(html)  # rendered by our own template, escaped there
         context["live_url"] = reverse("competition_standings_live", args=[competition.slug])
         context["live_etag"] = _etag(html)
     return render(request, "competitions/standings.html", context)
@@ -93,7 +109,9 @@ def competition_standings(request: HttpRequest, slug: str) -> HttpResponse:
 def competition_standings_live(request: HttpRequest, slug: str) -> HttpResponse:
     """The standings table alone, for polling: 304 while it has not changed (ETag)."""
     competition = get_object_or_404(Competition, slug=slug)
-    html = _standings_html(request, _standings_view(request, competition))
+    html = _cached_standings_html(request, competition) or _standings_html(
+        request, _standings_view(request, competition)
+    )
     etag = _etag(html)
     if etag in request.headers.get("If-None-Match", ""):
         response = HttpResponseNotModified()
@@ -114,6 +132,35 @@ def _standings_view(request: HttpRequest, competition: Competition) -> selectors
 
 def _standings_html(request: HttpRequest, view: selectors.StandingsView) -> str:
     return render_to_string("competitions/_standings.html", {"view": view}, request=request)
+
+
+def _cached_standings_html(request: HttpRequest, competition: Competition) -> str | None:
+    """The running competition's standings as this viewer sees them, rendered once per change
+    of the competition (its version) and kept in the cache: hundreds of viewers poll them on
+    contest day, and each rendering reads every attempt and writes every row. Anonymous
+    viewers share one rendering; a signed-in programmer, whose own row may be live, has their
+    own. None for staff (who see everything live) and once it has ended (the archive takes
+    over).
+
+    Every attempt and every hide or ban bumps the competition's version (`services`); the
+    table also expires after PUBLIC_STANDINGS_SECONDS, whatever else changed."""
+    now = timezone.now()
+    if request.user.is_staff or not competition.is_running(now):
+        return None
+    version = selectors.competition_version(competition=competition)
+    viewer = request.user.pk if request.user.is_authenticated else 0
+    view = f"standings-html:{competition.slug}:{competition.is_frozen(now)}:{viewer}"
+    html = cache.get(f"{view}:{version}")
+    if html is not None:
+        return html
+    # One request renders a new version; the others meanwhile serve the one before it, or
+    # dozens of polls arriving in the same second would all render the same table.
+    if not cache.add(f"{view}:{version}:rendering", True, RENDERING_SECONDS):
+        if (latest := cache.get(f"{view}:latest")) is not None:
+            return latest
+    html = _standings_html(request, _standings_view(request, competition))
+    cache.set_many({f"{view}:{version}": html, f"{view}:latest": html}, PUBLIC_STANDINGS_SECONDS)
+    return html
 
 
 def _etag(html: str) -> str:

@@ -106,11 +106,12 @@ DATABASES = {
     )
 }
 
-# Redis in production (REDIS_URL); a per-process memory cache otherwise.
+# Redis in production (REDIS_URL); a per-process memory cache otherwise. A Redis that is down
+# or restarting makes the cache miss, never a request fail (leaderboard_site/cache.py).
 REDIS_URL = env_str("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {"BACKEND": "leaderboard_site.cache.ForgivingRedisCache", "LOCATION": REDIS_URL}
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -208,6 +209,8 @@ SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000")
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "leaderboard@localhost")
+# Where the file-based mail backend writes (the contest-day run reads the alerts it sent there).
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(BASE_DIR / "var" / "mail"))
 
 # Production hardening follows DEBUG, so `check --deploy` is clean with DEBUG off.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
@@ -243,3 +246,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# Rate limits (solutions/limits.py), counted in the cache: wrong answers one programmer may send
+# to one problem a minute (a competition may set its own), sign-ups from one client address an
+# hour, and writes through one service token a second.
+ANSWER_WRONG_PER_MINUTE = env_int("ANSWER_WRONG_PER_MINUTE", 10)
+SIGNUP_PER_HOUR = env_int("SIGNUP_PER_HOUR", 5)
+SERVICE_TOKEN_WRITES_PER_SECOND = env_int("SERVICE_TOKEN_WRITES_PER_SECOND", 200)

@@ -52,7 +52,11 @@ def board_of(request: HttpRequest, slug: str | None) -> Board | None:
     return next((board for board in boards if board.slug == slug), None)
 
 
-def board_version_of(request: HttpRequest, slug: str) -> int:
+def board_version_of(request: HttpRequest, slug: str, *, polled: bool = False) -> int:
+    """The board's version for this request: a whole page's is exact (a solve shows at once),
+    a poll's (`polled`: the live fragment) changes at most once a second (see `live`)."""
+    if polled:
+        return request_memo(request, ("polled", slug), lambda: live.board_version_polled(slug))
     return request_memo(request, ("version", slug), lambda: live.board_version_cached(slug))
 
 
@@ -88,7 +92,7 @@ def _board_etag(request: HttpRequest, slug: str | None, fragment: bool) -> str |
         board.spec,
         board.metric,
         board.ties,
-        board_version_of(request, board.slug),
+        board_version_of(request, board.slug, polled=fragment),
         today(),
         sorted(request.GET.lists()),
         _viewer(request),

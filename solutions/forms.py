@@ -40,6 +40,11 @@ class FlagSelect(forms.Select):
         )
 
 
+def country_choices() -> list[tuple[str, str]]:
+    """The country select's choices: none, or a country (read at each form, so they are lazy)."""
+    return [("", "—"), *countries]
+
+
 class SignupForm(UserCreationForm):
     """A user account and the programmer on the boards: the handle is both the public name and
     the name to log in with, so there is one name to pick."""
@@ -67,7 +72,7 @@ class SignupForm(UserCreationForm):
             "Your public name on the boards, and the name you log in with: 1 to 32 letters, "
             "digits, _ or -."
         )
-        self.fields["country"].choices = [("", "—"), *countries]
+        self.fields["country"].choices = country_choices()
 
     def clean_username(self) -> str:
         """The handle is free as a programmer's handle (judges may have registered it) and as a

@@ -40,6 +40,13 @@ def boards_touch(slugs: Iterable[str] | None = None) -> None:
         cache.delete_many([_cache_key(slug) for slug in slugs])
 
 
+# How long the polls of live pages keep a version: they see a board's changes at most once a
+# second, and a touch does not drop it. On contest day solves land many times a second, each one
+# a new version, and each new version a new reading and rendering of every page being watched;
+# a page polled every 3 s shows a solve at most a second later.
+POLLED_VERSION_SECONDS = 1
+
+
 def board_version(slug: str) -> int:
     """How many times the board has changed (one `_id` read)."""
     document = mongo.board_versions().find_one({"_id": slug}) or {}
@@ -54,6 +61,17 @@ def board_version_cached(slug: str) -> int:
     if version is None:
         version = board_version(slug)
         cache.set(key, version, CACHED_VERSION_SECONDS)
+    return version
+
+
+def board_version_polled(slug: str) -> int:
+    """The board's version as the polls of live pages see it: read at most once a second, not
+    dropped by a touch (see POLLED_VERSION_SECONDS). Whole pages use `board_version_cached`."""
+    key = f"board-version-polled:{slug}"
+    version = cache.get(key)
+    if version is None:
+        version = board_version(slug)
+        cache.set(key, version, POLLED_VERSION_SECONDS)
     return version
 
 

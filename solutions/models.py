@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models import Func
 from django.db.models.functions import Lower
 from django_countries.fields import CountryField
 
@@ -12,6 +13,28 @@ from . import leaderboard
 from .rules import Scope, handle_validator
 
 MAX_PROBLEM_POINTS = 10_000
+
+
+class Bytewise(Func):
+    """An expression compared and ordered byte by byte on every database, so that a range of it
+    is exactly a prefix: ``key >= "bo" AND key < "bp"`` holds every key starting with "bo" and
+    nothing else. SQLite compares text that way already; PostgreSQL compares in the database's
+    collation unless told otherwise, and a linguistic one (en-US) skips punctuation, so "b-ob"
+    would land among the handles starting with "bo". An index on the same expression serves the
+    range on both (see `Programmer.Meta`)."""
+
+    arity = 1
+    template = "%(expressions)s"
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        template = '%(expressions)s COLLATE "C"'
+        return self.as_sql(compiler, connection, template=template, **extra_context)
+
+
+def handle_key() -> Bytewise:
+    """A handle as its case-insensitive, byte-ordered key: what handles are unique by, and the
+    order and prefix ranges of the search (`selectors.programmers_starting_with`)."""
+    return Bytewise(Lower("handle"))
 
 
 class Programmer(models.Model):
@@ -29,12 +52,19 @@ class Programmer(models.Model):
     organization = models.CharField(max_length=100, blank=True)
     hidden = models.BooleanField(default=False, help_text="Left out of public boards.")
     banned = models.BooleanField(default=False, help_text="Left out of boards; cannot submit.")
+    # The address asked for on the account page, until its link is followed: only then does it
+    # become the user's email (the one alerts and password resets go to).
+    email_pending = models.EmailField(
+        blank=True, help_text="An address waiting for its confirmation link to be followed."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["handle"]
         constraints = [
-            models.UniqueConstraint(Lower("handle"), name="programmer_handle_ci_unique"),
+            # Unique without regard to case; the same index serves a search by the start of a
+            # handle (a range of `handle_key`) at any number of programmers.
+            models.UniqueConstraint(handle_key(), name="programmer_handle_ci_unique"),
         ]
 
     def __str__(self) -> str:

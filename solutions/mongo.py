@@ -6,6 +6,8 @@ Collections:
   once. The source of truth: every board can be rebuilt from it.
 - the engine's collections (``entries.<board>``, ``orders``, ``order_sets``, ``appliers``): see
   `leaderboard.store`, which alone names them and declares their indexes.
+- ``problem_stats``: one document per problem, its solver count and its first and latest
+  solvers, kept beside the log (see `solvers`, which alone names its fields).
 - ``requests``: API idempotency keys and their first answers.
 - ``board_versions``: one counter per board, bumped by every change (see `live`).
 
@@ -35,6 +37,9 @@ from pymongo.errors import AutoReconnect, OperationFailure, PyMongoError
 
 logger = logging.getLogger(__name__)
 
+# How often the driver looks at the server: after a fault, how soon the site sees it is back.
+HEARTBEAT_MS = 1000
+
 _client: MongoClient | None = None
 _client_pid: int | None = None
 _lock = threading.Lock()
@@ -56,6 +61,7 @@ def get_client() -> MongoClient:
                 # sent again, it could reach a restarted server that lost what the request
                 # wrote before it (see `one_server_life`).
                 retryWrites=False,
+                heartbeatFrequencyMS=HEARTBEAT_MS,
             )
             _client_pid = os.getpid()
             _indexes_ready.clear()
@@ -94,6 +100,7 @@ def _database() -> Database:
 def get_db() -> Database:
     """The site's database, with the indexes correctness rests on (made on first use)."""
     db = _database()
+    _fail_fast_while_unreachable(db.client)
     _check_server_life(db.client)
     if db.name not in _indexes_ready:
         _indexes_ensure_at_first_use(db)
@@ -120,6 +127,20 @@ def one_server_life() -> Iterator[None]:
         yield
     finally:
         del _request.life
+
+
+def _fail_fast_while_unreachable(client: MongoClient) -> None:
+    """Answer a storage fault at once while the driver knows the server is out of reach.
+
+    Without this every request would wait MONGODB_SERVER_TIMEOUT_MS for a server that is not
+    there, and on contest day (hundreds of polls a second) the workers' threads all wait, the
+    queue grows and the site answers nothing for long after the server is back. The driver's
+    monitor keeps looking (every HEARTBEAT_MS), and the first look that finds it ends this."""
+    if not isinstance(client, MongoClient):
+        return  # mongomock: always there
+    servers = client.topology_description.server_descriptions().values()
+    if servers and all(server.error is not None for server in servers):
+        raise AutoReconnect(f"MongoDB is out of reach: {next(iter(servers)).error}")
 
 
 def _check_server_life(client: MongoClient) -> None:
@@ -154,6 +175,10 @@ def requests() -> Collection:
     return get_db()["requests"]
 
 
+def problem_stats() -> Collection:
+    return get_db()["problem_stats"]
+
+
 def board_versions() -> Collection:
     return get_db()["board_versions"]
 
@@ -173,6 +198,9 @@ def fixed_indexes() -> dict[str, list[IndexModel]]:
             IndexModel([("programmer_id", ASCENDING), ("problem", ASCENDING)], unique=True),
             IndexModel([("solved_at", ASCENDING)]),
             IndexModel([("applied", ASCENDING)], partialFilterExpression={"applied": False}),
+            # The moves of problem counts a crash left unfinished (see `solvers`): only solves
+            # with a move under way have the field.
+            IndexModel([("problem_move_at", ASCENDING)], sparse=True),
         ],
     }
 

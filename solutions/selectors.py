@@ -6,14 +6,15 @@ import datetime as dt
 import math
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import QuerySet
 from pymongo import DESCENDING
 
-from . import leaderboard, mongo
-from .leaderboard import sets, store
-from .models import Board, Problem, Programmer
+from . import leaderboard, mongo, solvers
+from .leaderboard import sets, store, streaks
+from .models import Board, Problem, Programmer, handle_key
 from .services import today
 
 PAGE_SIZE = 25
@@ -30,6 +31,7 @@ class Row:
     handle: str
     score: int
     programmer_id: int
+    at_or_above: int = 0  # programmers with this score or better (0: not known), for the tiers
 
 
 @dataclass
@@ -63,6 +65,7 @@ class Standing:
     total: int
     key: int = 0
     programmer_id: int = 0
+    at_or_above: int = 0  # programmers with this score or better
 
     @property
     def percentile(self) -> float | None:
@@ -118,6 +121,7 @@ def _rows(
                 handle=member.handle,
                 score=member.score,
                 programmer_id=member.programmer_id,
+                at_or_above=leaderboard.at_or_above(histogram, member.score),
             )
         )
     return rows
@@ -182,6 +186,7 @@ def programmer_standing(
         total=total,
         key=sort_key,
         programmer_id=programmer.pk,
+        at_or_above=leaderboard.at_or_above(histogram, score),
     )
 
 
@@ -267,6 +272,131 @@ def programmer_position(
     return None if position is None else position + 1
 
 
+# --- search by the start of a handle -----------------------------------------------------------
+
+HANDLE_MATCHES_MAX = 20  # matches listed at once, on the board page and in the API
+# Matches are counted this far and no further ("at least 980 more"): a count that
+# stops keeps a one-letter search as cheap at a million programmers as at a thousand.
+HANDLE_MATCHES_COUNTED = 1000
+
+
+def _prefix_end(prefix: str) -> str:
+    """The first key after every key that starts with `prefix`: its last character, plus one."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def programmers_starting_with(*, prefix: str) -> QuerySet[Programmer]:
+    """The programmers whose handle starts with `prefix` (a non-empty run of handle characters,
+    any case), in handle order: a range of the handle key, which the unique index on it serves
+    on SQLite and PostgreSQL. Hidden and banned programmers are left out, as the boards leave
+    them out: staff hide them from the public, and a search is public."""
+    low = prefix.lower()
+    return (
+        Programmer.objects.alias(key=handle_key())
+        .filter(key__gte=low, key__lt=_prefix_end(low), hidden=False, banned=False)
+        .order_by("key")
+    )
+
+
+def programmers_places(
+    *, board: Board, programmers: list[Programmer], day: int, scope: str = ""
+) -> tuple[dict[int, Row], int]:
+    """Where a few programmers stand on a board day, as `programmer_standing` says it for each:
+    ({programmer id: their row} for those on the board, the number on the board). Shared ranks
+    cost the day's histogram (two `_id` reads) and one `$in` read of the programmers' entries,
+    however many they are; unique ranks also place each programmer in the order."""
+    key = day_key(board, day)
+    histogram = store.histogram_read(board.slug, key, scope)
+    on_boards = {programmer.pk: programmer for programmer in programmers if programmer.on_boards}
+    if not on_boards:
+        return {}, leaderboard.board_total(histogram)
+    rows = {}
+    if board.ties == Board.UNIQUE:
+        for programmer in on_boards.values():
+            standing = programmer_standing(board=board, programmer=programmer, day=day, scope=scope)
+            if standing.rank is not None:
+                rows[programmer.pk] = Row(
+                    standing.rank, programmer.handle, standing.score, programmer.pk
+                )
+    else:
+        for pid, sort_key in store.entries_keys(board.slug, on_boards, key, scope).items():
+            score = leaderboard.key_score(sort_key)
+            rank = leaderboard.shared_rank(histogram, score)
+            rows[pid] = Row(rank, on_boards[pid].handle, score, pid)
+    return rows, leaderboard.board_total(histogram)
+
+
+@dataclass(frozen=True)
+class HandleMatch:
+    """A programmer whose handle starts with what was searched, and their place on the board
+    (rank None: not on it that day, or not in the group)."""
+
+    programmer: Programmer
+    rank: int | None
+    score: int
+
+    @property
+    def handle(self) -> str:
+        return self.programmer.handle
+
+
+@dataclass(frozen=True)
+class HandleMatches:
+    """The answer to a search by the start of a handle on one board day."""
+
+    board: Board
+    day: int
+    prefix: str
+    total: int  # programmers on the board that day
+    matches: list[HandleMatch]
+    more: int  # matches past the list, counted up to HANDLE_MATCHES_COUNTED matches in all
+
+    @property
+    def date(self) -> dt.date:
+        return leaderboard.day_to_date(self.day)
+
+    @property
+    def count(self) -> int:
+        """How many match (all of them when `count_is_exact`, else at least this many)."""
+        return len(self.matches) + self.more
+
+    @property
+    def count_is_exact(self) -> bool:
+        return self.count < HANDLE_MATCHES_COUNTED
+
+    def named(self, handle: str) -> HandleMatch | None:
+        """The match whose whole handle is `handle` (any case), if any: a handle comes before
+        every longer one starting with it, so when it matches it is listed first."""
+        return next((m for m in self.matches if m.handle.lower() == handle.lower()), None)
+
+
+def programmers_search(
+    *,
+    board: Board,
+    prefix: str,
+    day: int | None = None,
+    scope: str = "",
+    limit: int = HANDLE_MATCHES_MAX,
+) -> HandleMatches:
+    """The programmers whose handle starts with `prefix`, at most `limit` in handle order, each
+    with their rank and score on a board day, and how many more match. At any number of
+    programmers: one SQL range read of the handle index (a second, counting at most
+    HANDLE_MATCHES_COUNTED, only when the list is full) and the reads of `programmers_places`."""
+    day = today() if day is None else day
+    found = programmers_starting_with(prefix=prefix).only("handle", "hidden", "banned")
+    listed = list(found[: limit + 1])
+    more = 0
+    if len(listed) > limit:
+        listed = listed[:limit]
+        more = found[:HANDLE_MATCHES_COUNTED].count() - limit
+    places, total = programmers_places(board=board, programmers=listed, day=day, scope=scope)
+    matches = []
+    for programmer in listed:
+        row = places.get(programmer.pk)
+        matches.append(HandleMatch(programmer, row.rank if row else None, row.score if row else 0))
+    return HandleMatches(board, day, prefix, total, matches, more)
+
+
 @dataclass(frozen=True)
 class Period:
     """One calendar period of a week or month board."""
@@ -318,10 +448,67 @@ class SolvedProblem:
 
 
 @dataclass(frozen=True)
+class Year:
+    """A programmer's last year of solving (see `leaderboard.streaks` for the definitions)."""
+
+    handle: str
+    first_day: int
+    last_day: int  # today
+    days: dict[int, int]  # {epoch day: solves}, only the days of the year with solves
+    current_streak: int
+    longest_streak: int
+
+    @property
+    def solved(self) -> int:
+        """Problems solved in the year (each solve in the log is a problem solved)."""
+        return sum(self.days.values())
+
+    @property
+    def active_days(self) -> int:
+        return len(self.days)
+
+    @property
+    def first_date(self) -> dt.date:
+        return leaderboard.day_to_date(self.first_day)
+
+    @property
+    def last_date(self) -> dt.date:
+        return leaderboard.day_to_date(self.last_day)
+
+    def dated(self) -> dict[dt.date, int]:
+        """{date: solves} of the days with solves, oldest first."""
+        return {leaderboard.day_to_date(day): n for day, n in sorted(self.days.items())}
+
+
+def programmer_year(*, programmer: Programmer, solves: list[dict] | None = None) -> Year:
+    """The last 365 days of a programmer's solves up to today, with their current and longest
+    streaks. From their own solves in the log (`solves`, when the caller read them already):
+    one read by the log's unique key, whose first field is the programmer, so its cost is their
+    history alone, never the number of programmers. The longest streak needs every solve day
+    ever, which only the log keeps (the boards' entries drop days past their windows)."""
+    if solves is None:
+        solves = list(mongo.solves().find({"programmer_id": programmer.pk}, {"solved_at": 1}))
+    every_day = streaks.solve_days(
+        (solve["solved_at"] for solve in solves), settings.LEADERBOARD_TIME_ZONE
+    )
+    now_day = today()
+    first_day = streaks.year_first_day(now_day)
+    return Year(
+        handle=programmer.handle,
+        first_day=first_day,
+        last_day=now_day,
+        days={day: n for day, n in every_day.items() if first_day <= day <= now_day},
+        current_streak=streaks.current_streak(every_day, now_day),
+        longest_streak=streaks.longest_streak(every_day),
+    )
+
+
+@dataclass(frozen=True)
 class Profile:
     programmer: Programmer
     boards: list[BoardStanding]
     solved: list[SolvedProblem]
+    year: Year
 
 
 PROFILE_FORECAST_DAYS = 7
@@ -329,8 +516,8 @@ PROFILE_FORECAST_DAYS = 7
 
 def programmer_profile(*, programmer: Programmer) -> Profile:
     """What the profile page shows: rank, score, total and percentile on every visible board
-    (from the one rank selector), the coming week's forecast on rolling boards, and the problems
-    solved, newest first."""
+    (from the one rank selector), the coming week's forecast on rolling boards, the problems
+    solved, newest first, and the year of solving (from the same read of their solves)."""
     standings = []
     for board in boards_visible():
         forecast = (
@@ -357,4 +544,90 @@ def programmer_profile(*, programmer: Programmer) -> Profile:
                 solved_at=solve["solved_at"],
             )
         )
-    return Profile(programmer=programmer, boards=standings, solved=solved)
+    year = programmer_year(programmer=programmer, solves=solves)
+    return Profile(programmer=programmer, boards=standings, solved=solved, year=year)
+
+
+# --- problems and their solvers ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProblemRow:
+    problem: Problem
+    solvers: int
+
+
+PROBLEM_ORDERS = ("title", "solvers")
+
+
+def problems_with_solvers(*, order: str = "title") -> list[ProblemRow]:
+    """The published problems with how many programmers on the boards solved each: by title, or
+    (`order="solvers"`) most solved first, then by title. One SQL read and one `$in` read of the
+    problems' counters (`solvers`): the cost of the problems, not of the programmers."""
+    problems = list(problems_published().order_by("title", "slug"))
+    counts = solvers.stats_read(slugs=[problem.slug for problem in problems])
+    rows = [ProblemRow(p, counts[p.slug].solvers if p.slug in counts else 0) for p in problems]
+    if order == "solvers":
+        rows.sort(key=lambda row: -row.solvers)  # stable: ties stay in title order
+    return rows
+
+
+@dataclass(frozen=True)
+class ProblemsPage:
+    total: int
+    page: int
+    page_size: int
+    rows: list[ProblemRow]
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.page_size))
+
+
+def problems_page(*, page: int = 1, page_size: int = PAGE_SIZE) -> ProblemsPage:
+    """One page of the published problems in slug order, with their solver counts: a count,
+    a slice and one `$in` read of the page's counters."""
+    published = problems_published().order_by("slug")
+    offset = (page - 1) * page_size
+    problems = list(published[offset : offset + page_size])
+    counts = solvers.stats_read(slugs=[problem.slug for problem in problems])
+    rows = [ProblemRow(p, counts[p.slug].solvers if p.slug in counts else 0) for p in problems]
+    return ProblemsPage(total=published.count(), page=page, page_size=page_size, rows=rows)
+
+
+@dataclass(frozen=True)
+class ProblemSolver:
+    handle: str
+    solved_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class ProblemSolvers:
+    """How many programmers on the boards solved a problem, its first solvers (earliest first)
+    and its latest (latest first)."""
+
+    count: int
+    first: list[ProblemSolver]
+    recent: list[ProblemSolver]
+
+
+def problem_solvers(*, problem: Problem) -> ProblemSolvers:
+    """A problem's solver count and lists: one `_id` read of its counter, then one SQL read of
+    the programmers it names (at most 2 × SOLVERS_KEPT), leaving out whoever is hidden or banned
+    now, as the boards do."""
+    stats = solvers.stats_read(slugs=[problem.slug], lists=True).get(problem.slug)
+    if stats is None:
+        return ProblemSolvers(count=0, first=[], recent=[])
+    named = {s.programmer_id for s in stats.first} | {s.programmer_id for s in stats.recent}
+    visible = Programmer.objects.filter(pk__in=named, hidden=False, banned=False).only("handle")
+    handles = {programmer.pk: programmer.handle for programmer in visible}
+
+    def shown(listed: list[solvers.Solver]) -> list[ProblemSolver]:
+        rows = [
+            ProblemSolver(handles[s.programmer_id], s.at)
+            for s in listed
+            if s.programmer_id in handles
+        ]
+        return rows[: solvers.SOLVERS_SHOWN]
+
+    return ProblemSolvers(count=stats.solvers, first=shown(stats.first), recent=shown(stats.recent))

@@ -13,12 +13,13 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from . import leaderboard, mongo, rules
+from . import leaderboard, limits, mongo, rules, solvers
 from .leaderboard import rebuild, store
 from .live import boards_touch
 from .models import Board, Problem, Programmer, handle_validator
@@ -161,16 +162,31 @@ def _submission_document(
 
 
 def answer_submit(
-    *, programmer: Programmer, problem: Problem, answer: str, competitions: Iterable[str] = ()
+    *,
+    programmer: Programmer,
+    problem: Problem,
+    answer: str,
+    competitions: Iterable[str] = (),
+    wrong_per_minute: int | None = None,
 ) -> Verdict:
-    """Judge an answer sent from a page (the answer form, a competition's problem) and record it."""
-    return submission_record(
+    """Judge an answer sent from a page (the answer form, a competition's problem) and record it.
+
+    Guessing is limited: past `wrong_per_minute` wrong answers to this problem in a minute (the
+    site's ANSWER_WRONG_PER_MINUTE unless a competition sets its own) it raises
+    `limits.Limited` and records nothing, right answer or not."""
+    limit = limits.wrong_answers(wrong_per_minute)
+    guesser = f"{programmer.pk}:{problem.pk}"
+    limits.limit_check(limit=limit, key=guesser)
+    verdict = submission_record(
         programmer=programmer,
         problem=problem,
         accepted=problem.accepts(answer),
         answer=answer,
         competitions=competitions,
     )
+    if not verdict.accepted:
+        limits.limit_count(limit=limit, key=guesser)
+    return verdict
 
 
 def _submission_insert(submission: dict, key: str | None):
@@ -231,6 +247,8 @@ def solve_record(
         "request": request or secrets.token_hex(12),
         "logged_at": timezone.now(),
     }
+    if programmer.on_boards:
+        solve |= solvers.move_new(add=True)  # logged with its move into the problem's count
     try:
         mongo.solves().insert_one(solve)
     except DuplicateKeyError:
@@ -272,7 +290,9 @@ def solve_report(
 def solve_apply(solve: dict, programmer: Programmer) -> None:
     """Count a logged solve on every board (each count is idempotent by the solve's id), then
     bring the boards' orders along (all boards at once); the batch that moves them marks the
-    solve applied (`orders_moved`)."""
+    solve applied (`orders_moved`). First its problem's count (`solvers`), so an applied solve
+    is counted there too."""
+    solvers.move_finish(solve)
     if programmer.on_boards:
         now_day = today()
         boards = list(Board.objects.all())
@@ -359,6 +379,8 @@ def programmer_refresh_boards(*, programmer: Programmer) -> None:
             document["applied"] = sorted(str(s["_id"]) for s in solves)[-store.APPLIED_KEPT :]
         documents[board.slug] = document
     store.entries_replace(programmer.pk, documents)  # its batch touches every board listed
+    # The problems' solver counts leave them out (or take them back) the same way.
+    solvers.programmer_sync(programmer_id=programmer.pk, counted=programmer.on_boards)
 
 
 def orders_prune() -> int:
@@ -383,6 +405,7 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
             {**pending, "programmer_id": programmer.pk}, {"$set": {"applied": True}}
         )
     store.orders_catch_up()  # whatever a crash left pending, on every board
+    solvers.moves_repair(older_than=older_than)  # and in the problems' solver counts
     return len(programmer_ids)
 
 
@@ -612,6 +635,16 @@ def _problems_registered(slugs: set[str]) -> list[Problem]:
 
 
 def boards_rebuild_all() -> None:
-    """Rebuild every board from the `solves` log (after a bulk load)."""
+    """Rebuild every board and the problems' solver counts from the `solves` log (after a bulk
+    load)."""
     for board in Board.objects.all():
         board_rebuild(board=board)
+    problem_stats_rebuild()
+
+
+def problem_stats_rebuild() -> int:
+    """Recompute every problem's solver count and lists from the `solves` log, leaving out the
+    hidden and banned (a scan: for rebuilds and imports). Returns how many problems have
+    solvers."""
+    off_boards = Programmer.objects.filter(Q(hidden=True) | Q(banned=True))
+    return solvers.stats_rebuild(off_boards=set(off_boards.values_list("pk", flat=True)))

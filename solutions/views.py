@@ -6,6 +6,7 @@ import datetime as dt
 import math
 from dataclasses import dataclass, field
 
+from axes.helpers import get_client_ip_address
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -23,9 +24,9 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_http_methods, require_safe
 
-from . import etags, extensions, leaderboard, live, selectors, services
+from . import etags, extensions, leaderboard, limits, live, selectors, services
 from .forms import AnswerForm, BoardQueryForm, SignupForm
-from .models import Board, Programmer
+from .models import Board, Problem, Programmer
 
 NEIGHBOURS = 4  # shown above and below a searched programmer
 # Rendered rows are keyed by the board's version, so a solve makes new keys rather than stale
@@ -48,6 +49,12 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
     form = SignupForm(request.POST if request.method == "POST" else None)
+    address = get_client_ip_address(request) or ""
+    if request.method == "POST":
+        try:  # before the form is checked: a loop of sign-ups costs no password hashing
+            limits.limit_check(limit=limits.signups(), key=address)
+        except limits.Limited as over:
+            return _too_many(request, "registration/signup.html", {"form": form}, over)
     if form.is_valid():
         try:
             # The account and the handle are made together, or not at all.
@@ -57,6 +64,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         except ValidationError as error:
             form.add_error("username", error)  # the handle field (see SignupForm)
         else:
+            limits.limit_count(limit=limits.signups(), key=address)
             login(request, user)
             messages.success(request, f"Welcome, {programmer.handle}! Pick a problem to solve.")
             return redirect("problems")
@@ -66,12 +74,17 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def problems(request: HttpRequest) -> HttpResponse:
-    programmer = programmer_of(request)
-    return render(
-        request,
-        "solutions/problems.html",
-        {"problems": selectors.problems_published(), "solved": _solved_slugs(programmer)},
-    )
+    """The published problems with their solver counts, by title or (`?sort=solvers`) most
+    solved first; any other `sort` is the default order."""
+    order = request.GET.get("sort", "title")
+    if order not in selectors.PROBLEM_ORDERS:
+        order = "title"
+    context = {
+        "rows": selectors.problems_with_solvers(order=order),
+        "order": order,
+        "solved": _solved_slugs(programmer_of(request)),
+    }
+    return render(request, "solutions/problems.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -88,15 +101,41 @@ def problem(request: HttpRequest, slug: str) -> HttpResponse:
             )
         except services.SubmissionRefused as refusal:
             form.add_error(None, str(refusal))
+        except limits.Limited as over:
+            context = _problem_context(problem, form, solved=False)
+            return _too_many(request, "solutions/problem.html", context, over)
         else:
             _say_verdict(request, verdict)
             return redirect("problem", slug=problem.slug)
-    context = {
+    context = _problem_context(problem, form, solved=problem.slug in _solved_slugs(programmer))
+    return render(request, "solutions/problem.html", context, status=400 if form.errors else 200)
+
+
+def _problem_context(problem: Problem, form: AnswerForm, solved: bool) -> dict:
+    """A problem's page: the statement, the answer form and who solved it."""
+    return {
         "problem": problem,
         "form": form,
-        "solved": problem.slug in _solved_slugs(programmer),
+        "solved": solved,
+        "solvers": selectors.problem_solvers(problem=problem),
     }
-    return render(request, "solutions/problem.html", context, status=400 if form.errors else 200)
+
+
+def too_many_message(over: limits.Limited) -> str:
+    """What a form says past a rate limit."""
+    if over.limit.name == "wrong-answers":
+        what = f"Too many wrong answers to this problem ({over.limit.allowed} a minute)"
+    else:
+        what = f"Too many sign-ups from your address ({over.limit.allowed} an hour)"
+    return f"{what}: try again in {over.retry_after} seconds. Nothing was recorded."
+
+
+def _too_many(request: HttpRequest, template: str, context: dict, over: limits.Limited):
+    """The form again with the limit's message, as a 429 with Retry-After."""
+    context["form"].add_error(None, too_many_message(over))
+    response = render(request, template, context, status=429)
+    response["Retry-After"] = str(over.retry_after)
+    return response
 
 
 @login_required
@@ -145,7 +184,7 @@ def _board_response(request: HttpRequest, board: Board, fragment: bool) -> HttpR
     programmer = programmer_of(request)
     if query.cleaned_data["find"] == "me" and programmer is not None and not fragment:
         return _find_me(request, board, query, programmer)
-    context = _board_context(request, board, query, programmer)
+    context = _board_context(request, board, query, programmer, fragment)
     if context["is_today"] or board.spec.is_all_time:
         query_string = request.GET.urlencode()
         live_url = reverse("board_live", args=[board.slug])
@@ -217,37 +256,50 @@ def _find_me(
 
 @dataclass
 class Search:
-    """A `?q=handle` lookup: the programmer's row with their neighbours, or why there is none."""
+    """A `?q=` search by the start of a handle: the programmers whose handle starts with it, each
+    with their rank; and when it names one programmer (the only match, or a handle typed in
+    full) that programmer's row with their neighbours, or why they are not on the board."""
 
-    handle: str
-    found: bool = False
+    found: selectors.HandleMatches
+    handle: str = ""  # the one programmer shown with their neighbours
     on_board: bool = False
-    total: int = 0
     rows: list[selectors.Row] = field(default_factory=list)
 
+    @property
+    def listed(self) -> bool:
+        """Whether the page lists the matches: when there are several, or none (to say so)."""
+        return self.found.count != 1
 
-def _search(board: Board, handle: str, day: int, scope: str) -> Search:
-    programmer = selectors.programmer_by_handle(handle)
-    if programmer is None:
-        return Search(handle=handle)
+
+def _search(board: Board, text: str, day: int, scope: str) -> Search:
+    found = selectors.programmers_search(board=board, prefix=text, day=day, scope=scope)
+    one = found.named(text) or (found.matches[0] if found.count == 1 else None)
+    if one is None:
+        return Search(found)
     standing = selectors.programmer_standing(
-        board=board, programmer=programmer, day=day, scope=scope
+        board=board, programmer=one.programmer, day=day, scope=scope
     )
     if standing.rank is None:
-        return Search(handle=programmer.handle, found=True, total=standing.total)
+        return Search(found, handle=one.handle)
     above, below = selectors.programmer_neighbours(
         board=board, standing=standing, around=NEIGHBOURS, scope=scope
     )
-    row = selectors.Row(standing.rank, programmer.handle, standing.score, programmer.pk)
-    rows = [*above, row, *below]
-    return Search(programmer.handle, found=True, on_board=True, total=standing.total, rows=rows)
+    row = selectors.Row(
+        standing.rank, one.handle, standing.score, one.programmer.pk, standing.at_or_above
+    )
+    return Search(found, handle=one.handle, on_board=True, rows=[*above, row, *below])
 
 
 def _board_context(
-    request: HttpRequest, board: Board, query: BoardQueryForm, programmer: Programmer | None
+    request: HttpRequest,
+    board: Board,
+    query: BoardQueryForm,
+    programmer: Programmer | None,
+    fragment: bool = False,
 ) -> dict:
-    """What the board page shows: the whole board's page, a searched programmer with their
-    neighbours (`?q=`), or a registered board view (`?view=following`)."""
+    """What the board page shows: the whole board's page, the programmers whose handle starts
+    with a search (`?q=`; one of them with their neighbours), or a registered board view
+    (`?view=following`)."""
     day, scope, today = query.day, query.scope, services.today()
     context = {
         "board": board,
@@ -274,17 +326,21 @@ def _board_context(
         return context
     if query.cleaned_data["q"]:
         search = _search(board, query.cleaned_data["q"], day, scope)
-        context.update(search=search, total=search.total if search.found else None)
+        context.update(search=search, total=search.found.total)
         return context
-    return context | _page_context(request, board, query, programmer)
+    return context | _page_context(request, board, query, programmer, fragment)
 
 
 def _page_context(
-    request: HttpRequest, board: Board, query: BoardQueryForm, programmer: Programmer | None
+    request: HttpRequest,
+    board: Board,
+    query: BoardQueryForm,
+    programmer: Programmer | None,
+    fragment: bool,
 ) -> dict:
-    """One page of the whole board: its rows (rendered once per board version) and the links
-    to the pages around it."""
-    version = etags.board_version_of(request, board.slug)
+    """One page of the whole board: its rows (rendered once per board version: for a poll, the
+    version of the last whole second) and the links to the pages around it."""
+    version = etags.board_version_of(request, board.slug, polled=fragment)
     page_number = query.cleaned_data["page"] or 1
     rendered = _rows_rendered(board, version, query.day, query.scope, page_number)
     page = rendered.page

@@ -113,10 +113,13 @@ def test_the_description_is_served_and_is_valid_openapi(db):
         "/api/v1/submissions",
         "/api/v1/boards",
         "/api/v1/boards/{board}",
+        "/api/v1/problems",
+        "/api/v1/programmers/{handle}/activity",
         "/api/v1/boards/{board}/programmers/{handle}",
         "/api/v1/competitions/{competition}/standings",
         "/api/v1/auth/token",
         "/api/v1/me",
+        "/api/v1/programmers",
     }
 
 
@@ -136,12 +139,15 @@ def test_every_example_in_the_description_is_accepted(client, api_schema, creden
         for method, operation in operations.items():
             schemes = [name for option in operation.get("security", []) for name in option]
             headers = {"Authorization": f"Bearer {credentials[schemes[0]]}"} if schemes else {}
-            url = path
+            url, query = path, {}
             for parameter in operation["parameters"]:
                 example = parameter.get("example", parameter["schema"].get("example"))
                 if parameter["in"] == "path":
                     assert example is not None, (path, parameter["name"])
                     url = url.replace("{" + parameter["name"] + "}", example)
+                elif parameter.get("required"):
+                    assert example is not None, (path, parameter["name"])
+                    query[parameter["name"]] = example
             bodies = [None]
             if "requestBody" in operation:
                 schema = operation["requestBody"]["content"]["application/json"]["schema"]
@@ -149,14 +155,14 @@ def test_every_example_in_the_description_is_accepted(client, api_schema, creden
                 bodies = schema["examples"]
             for body in bodies:
                 if body is None:
-                    response = client.get(url, headers=headers)
+                    response = client.get(url, query, headers=headers)
                 else:
                     response = client.post(
                         url, json.dumps(body), "application/json", headers=headers
                     )
                 assert 200 <= response.status_code < 300, (method, url, body, response.json())
                 sent += 1
-    assert sent == 8
+    assert sent == 11
 
 
 def response_validator(path: str, method: str, status: int) -> Draft202012Validator:
@@ -181,6 +187,7 @@ def test_real_answers_match_the_described_shapes(client, api_schema, credentials
             client.get("/api/v1/boards/last-7-days/programmers/bob"),
         ),
         ("/api/v1/me", "get", client.get("/api/v1/me", headers=reader)),
+        ("/api/v1/programmers", "get", client.get("/api/v1/programmers?prefix=b")),
         (
             "/api/v1/solves",
             "post",
@@ -201,6 +208,7 @@ def test_real_answers_match_the_described_shapes(client, api_schema, credentials
         validator = response_validator(path, method, response.status_code)
         assert list(validator.iter_errors(response.json())) == [], (path, response.json())
     assert [response.status_code for _, _, response in answers] == [
+        200,
         200,
         200,
         200,

@@ -93,7 +93,7 @@ def test_every_error_code_the_api_answers_with_is_documented(db):
     assert raised <= set(error["enum"])
 
 
-def test_submission_answers_match_the_described_shapes(contest, judge, alice):
+def test_submission_answers_match_the_described_shapes(contest, judge, alice, settings):
     too_big = json.dumps(verdict(id="run-9", padding="x" * parser.MAX_BODY_BYTES))
     answers = [
         post(judge, verdict()),
@@ -106,9 +106,11 @@ def test_submission_answers_match_the_described_shapes(contest, judge, alice):
         post(judge, too_big),
         post(judge, verdict(id="run-5", submitted_at="2020-01-19T13:00:00Z")),  # the future
     ]
+    settings.SERVICE_TOKEN_WRITES_PER_SECOND = 1  # the clock is pinned: still the same second
+    answers.append(post(judge, verdict(id="run-6")))
     bodies = [assert_described(SUBMISSIONS, "post", response) for response in answers]
     statuses = [response.status_code for response in answers]
-    assert statuses == [201, 201, 201, 400, 400, 401, 409, 413, 422]
+    assert statuses == [201, 201, 201, 400, 400, 401, 409, 413, 422, 429]
     assert set(map(str, statuses)) == set(documented(SUBMISSIONS, "post")["responses"])
     assert bodies[:3] == [
         {"id": "run-1", "counted": True},
@@ -125,7 +127,9 @@ def test_submission_answers_match_the_described_shapes(contest, judge, alice):
         "id_reused",
         "body_too_large",
         "submission_rejected",
+        "rate_limited",
     ]
+    assert int(answers[-1]["Retry-After"]) == 1
 
 
 def assert_exact_keys(standings: dict) -> None:

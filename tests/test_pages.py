@@ -295,7 +295,7 @@ def test_searching_a_handle_shows_their_rank_with_four_above_and_four_below(mong
 
 def test_searching_says_when_a_programmer_is_absent_or_unknown(mongodb, now, boards, charlie):
     assert "charlie</a> is not on this board" in Client().get("/leaderboard/?q=charlie").text
-    assert "There is no such programmer" in Client().get("/leaderboard/?q=zed").text
+    assert "No one starts with “zed”" in Client().get("/leaderboard/?q=zed").text
 
 
 def test_find_me_jumps_to_the_page_holding_you_even_inside_a_big_tie(
@@ -409,7 +409,8 @@ def test_the_top_one_and_ten_percent_have_a_colour_and_a_badge_and_the_rule_is_o
     assert 'class="top1">p00</a> <span class="tier top1"' in row_html(page, "p00")
     assert 'class="top10">p01</a> <span class="tier top10"' in row_html(page, "p01")
     assert 'class="tier' not in row_html(page, "p10")
-    assert "top 1% of the board (rank × 100 ≤ programmers on it)" in page
+    rule = "top 1% of the board (programmers with their score or more × 100 ≤ programmers on it)"
+    assert rule in page
 
 
 def test_rows_carry_their_rank_and_score_for_the_live_highlight(

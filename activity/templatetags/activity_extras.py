@@ -2,6 +2,10 @@
 imports activity): `{% load activity_extras %}`, then
 
 - `{% profile_charts programmer as charts %}`: rank history and forecast charts of each board;
+  `{% charts_empty charts as no_charts %}`: whether none of them has anything to draw (a newcomer:
+  the page says so in one sentence instead of empty frames);
+- `{% year_heatmap year as heatmap %}`: the heatmap of a programmer's year of solves
+  (`solutions.selectors.Year`, as the profile has it);
 - `{% followers_count programmer as followers %}`: how many follow the programmer;
 - `{% is_following programmer as following %}`: whether the viewer follows them (for the
   follow button, `activity/_follow_button.html`).
@@ -12,10 +16,12 @@ The ETags of those pages cover the same values (see `activity.pages.page_part`).
 from __future__ import annotations
 
 from django import template
+from django.utils.safestring import SafeString
 
 from solutions.models import Programmer
+from solutions.selectors import Year
 
-from .. import selectors
+from .. import charts, selectors
 
 register = template.Library()
 
@@ -23,6 +29,22 @@ register = template.Library()
 @register.simple_tag
 def profile_charts(programmer: Programmer) -> list[selectors.BoardCharts]:
     return selectors.profile_charts(programmer=programmer)
+
+
+@register.simple_tag
+def charts_empty(charts: list[selectors.BoardCharts]) -> bool:
+    return not any(item.rank or item.forecast for item in charts)
+
+
+@register.simple_tag
+def year_heatmap(year: Year) -> SafeString:
+    return charts.year_heatmap(
+        year.dated(),
+        first=year.first_date,
+        last=year.last_date,
+        chart_id="year-heatmap",
+        title=f"{year.handle}’s solves, {year.first_date:%-d %b %Y} to {year.last_date:%-d %b %Y}",
+    )
 
 
 @register.simple_tag

@@ -7,9 +7,9 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import HttpRequest
 from ninja.security import HttpBearer
 
-from .. import tokens
+from .. import limits, tokens
 from ..models import ServiceToken
-from .errors import unauthorized
+from .errors import rate_limited, unauthorized
 
 
 def bearer_token(request: HttpRequest) -> str:
@@ -28,9 +28,15 @@ class ServiceTokenBearer(HttpBearer):
         return self.authenticate(request, bearer_token(request))
 
     def authenticate(self, request: HttpRequest, token: str) -> ServiceToken:
+        """The token, within its write rate (only writes take a service token)."""
         service_token = tokens.service_token_authenticate(token=token)
         if service_token is None:
             raise unauthorized("Send a service token: Authorization: Bearer <token>.")
+        limit = limits.token_writes()
+        try:
+            limits.limit_hit(limit=limit, key=str(service_token.pk))
+        except limits.Limited as over:
+            raise rate_limited(over.retry_after, limit.allowed) from None
         return service_token
 
 

@@ -40,6 +40,7 @@ ErrorCode = Literal[
     "solve_rejected",
     "submission_rejected",
     "too_many_attempts",
+    "rate_limited",
     "storage_unavailable",
     "internal_error",
 ]
@@ -70,6 +71,16 @@ def error_response(
     for name, value in (headers or {}).items():
         response[name] = value
     return response
+
+
+def rate_limited(retry_after: int, allowed: int) -> ApiError:
+    return ApiError(
+        429,
+        "rate_limited",
+        f"This token may write {allowed} times a second: send it again in {retry_after} s "
+        "(Retry-After), with the same id.",
+        {"Retry-After": str(retry_after)},
+    )
 
 
 def unauthorized(message: str) -> ApiError:

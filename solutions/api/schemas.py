@@ -32,7 +32,7 @@ from ..rules import (
     SLUG_CHARACTERS,
     Scope,
 )
-from ..selectors import PAGE_SIZE
+from ..selectors import HANDLE_MATCHES_COUNTED, HANDLE_MATCHES_MAX, PAGE_SIZE
 from .errors import ErrorCode
 
 # Any character but the C0 and C1 control characters (pydantic refuses lone surrogates itself).
@@ -306,6 +306,90 @@ class Standing(BaseModel):
         description="The score of each coming day if the programmer solves nothing more "
         "(empty on all-time boards)"
     )
+
+
+class ProgrammerSearchQuery(MeQuery):
+    """The board query (as for /me: the default board when `board` is absent) and the start of
+    the handles to find."""
+
+    prefix: str = Field(
+        pattern=HANDLE_PATTERN,
+        description="The start of a handle, any case: 1 to 32 letters, digits, _ or -",
+        json_schema_extra={"example": "al"},
+    )
+
+
+class HandleMatch(BaseModel):
+    handle: str
+    rank: int | None = Field(ge=1, description="null when not on the board that day")
+    score: int = Field(ge=0, description="0 when not on the board that day")
+
+
+class HandleMatches(BaseModel):
+    board: str
+    date: dt.date
+    prefix: str
+    entries: list[HandleMatch] = Field(
+        max_length=HANDLE_MATCHES_MAX,
+        description=f"At most {HANDLE_MATCHES_MAX}, in handle order (any case); hidden and "
+        "banned programmers are left out, as from the boards",
+    )
+    more: int = Field(ge=0, description="How many more handles start with the prefix")
+    more_exact: bool = Field(
+        description=f"false when matches stopped being counted at {HANDLE_MATCHES_COUNTED:,}: "
+        "then at least `more` more match"
+    )
+
+
+# --- a programmer's year and the problems ------------------------------------------------------
+
+
+class ProgrammerActivity(BaseModel):
+    """A programmer's last 365 days of solving, up to today. A solve day is a day (in the
+    leaderboard time zone) with at least one counted solve: the first accepted solve of a
+    problem, as the boards count it. The current streak on a day D is the number of consecutive
+    solve days ending at D, or at D-1 when D is not a solve day (a streak stays alive until the
+    end of the next day), 0 when neither is; the longest streak is the largest number of
+    consecutive solve days ever. A late solve counts on its own day, so it can join two
+    streaks."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    handle: str
+    from_: dt.date = Field(alias="from", description="The first day of the year shown")
+    to: dt.date = Field(description="Today, in the leaderboard time zone")
+    days: dict[str, int] = Field(
+        description="{YYYY-MM-DD: solves} for the days from `from` to `to` with solves only"
+    )
+    solved: int = Field(ge=0, description="Problems solved in those days")
+    active_days: int = Field(ge=0, description="Days with at least one solve among them")
+    current_streak: int = Field(ge=0, description="The current streak today")
+    longest_streak: int = Field(ge=0, description="The longest streak ever")
+
+
+class ProblemsQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    page: int = Field(default=1, ge=1, le=MAX_PAGE, description="Which page")
+    page_size: int = Field(default=PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE, description="Rows per page")
+
+
+class ProblemOut(BaseModel):
+    slug: str
+    title: str
+    points: int = Field(ge=1)
+    solvers: int = Field(
+        ge=0,
+        description="Programmers on the boards who solved it (hidden and banned left out)",
+    )
+
+
+class ProblemsPage(BaseModel):
+    total: int = Field(ge=0, description="Published problems")
+    page: int = Field(ge=1)
+    page_size: int = Field(ge=1, le=MAX_PAGE_SIZE)
+    pages: int = Field(ge=1)
+    entries: list[ProblemOut] = Field(description="In slug order")
 
 
 # --- access tokens -----------------------------------------------------------------------------

@@ -32,7 +32,12 @@ from .schemas import (
     BoardQuery,
     Credentials,
     Error,
+    HandleMatches,
     MeQuery,
+    ProblemsPage,
+    ProblemsQuery,
+    ProgrammerActivity,
+    ProgrammerSearchQuery,
     SolveAnswer,
     SolveRequest,
     Standing,
@@ -147,7 +152,10 @@ def standing_json(*, board: Board, programmer: Programmer, query: BoardQuery) ->
 @router.post(
     "/solves",
     auth=auth.service_token,
-    response={201: SolveAnswer, 400: Error, 401: Error, 409: Error, 413: Error, 422: Error},
+    response={
+        201: SolveAnswer,
+        **{status: Error for status in (400, 401, 409, 413, 422, 429)},
+    },
     operation_id="postSolve",
     summary="Report an accepted solve (idempotent by id)",
 )
@@ -248,6 +256,87 @@ def me(request: HttpRequest, query: Query[MeQuery]) -> dict:
     if programmer is None:
         raise ApiError(404, "no_programmer", "This account has no programmer profile yet.")
     return standing_json(board=board, programmer=programmer, query=query)
+
+
+@read(
+    "/programmers",
+    response={200: HandleMatches, 400: Error, 404: Error},
+    operation_id="searchProgrammers",
+    summary="The programmers whose handle starts with a prefix, with their ranks on a board day",
+)
+def programmers_search(request: HttpRequest, query: Query[ProgrammerSearchQuery]) -> dict:
+    """What the board page's search suggests as you type, and what it lists: at most 20
+    handles in handle order (any case), each with its rank and score (`rank` null when not on
+    the board), and how many more match."""
+    board = selectors.board_default() if query.board is None else board_or_404(query.board)
+    if board is None:
+        raise ApiError(404, "unknown_board", "There are no boards yet.")
+    found = selectors.programmers_search(
+        board=board, prefix=query.prefix, day=board_day(board, query), scope=query.scope
+    )
+    return {
+        "board": board.slug,
+        "date": found.date,
+        "prefix": query.prefix,
+        "entries": [
+            {"handle": match.handle, "rank": match.rank, "score": match.score}
+            for match in found.matches
+        ],
+        "more": found.more,
+        "more_exact": found.count_is_exact,
+    }
+
+
+@read(
+    "/programmers/{handle}/activity",
+    response={200: ProgrammerActivity, 404: Error},
+    by_alias=True,
+    operation_id="getProgrammerActivity",
+    summary="A programmer's last 365 days of solves, active days and streaks",
+)
+def programmer_activity(request: HttpRequest, handle: HandleText = HANDLE) -> dict:
+    """The days of the last 365 (up to today, in the leaderboard time zone) with solves, the
+    problems solved and the active days among them, and the current and longest streaks, as
+    the profile shows them. The definitions are those of the schema below."""
+    year = selectors.programmer_year(programmer=programmer_or_404(handle))
+    return {
+        "handle": year.handle,
+        "from": year.first_date,
+        "to": year.last_date,
+        "days": {date.isoformat(): count for date, count in year.dated().items()},
+        "solved": year.solved,
+        "active_days": year.active_days,
+        "current_streak": year.current_streak,
+        "longest_streak": year.longest_streak,
+    }
+
+
+@read(
+    "/problems",
+    response={200: ProblemsPage, 400: Error},
+    operation_id="listProblems",
+    summary="The published problems with their solver counts, a page at a time",
+)
+def problems(request: HttpRequest, query: Query[ProblemsQuery]) -> dict:
+    """Paginated like the boards: `total` problems, this `page` of `page_size`, in slug order;
+    a page past the end is empty. `solvers` counts the programmers on the boards who solved
+    each (kept up to date by every solve, hide and ban; never counted at request time)."""
+    page = selectors.problems_page(page=query.page, page_size=query.page_size)
+    return {
+        "total": page.total,
+        "page": page.page,
+        "page_size": page.page_size,
+        "pages": page.pages,
+        "entries": [
+            {
+                "slug": row.problem.slug,
+                "title": row.problem.title,
+                "points": row.problem.points,
+                "solvers": row.solvers,
+            }
+            for row in page.rows
+        ],
+    }
 
 
 def credentials_of(request: HttpRequest) -> Credentials:

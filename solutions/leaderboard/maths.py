@@ -127,6 +127,12 @@ def shared_rank(histogram: Mapping[int, int], score: int) -> int:
     return 1 + sum(count for other, count in histogram.items() if other > score)
 
 
+def at_or_above(histogram: Mapping[int, int], score: int) -> int:
+    """How many programmers have this score or a better one: a tie counts whole (the rank
+    tiers use it, so three tied first of 216 are the top 3 of 216, not the top 1)."""
+    return sum(count for other, count in histogram.items() if other >= score)
+
+
 def board_total(histogram: Mapping[int, int]) -> int:
     """How many programmers are on the board (a score above zero)."""
     return sum(count for score, count in histogram.items() if score > 0)

@@ -15,17 +15,19 @@ from solutions.models import Problem, Programmer
 register = template.Library()
 
 # The rank tiers, best first: (name, share of the board). A programmer is in the top 1% when
-# their rank times 100 is at most the number of programmers on the board (rank 1 of 100 or
-# more), in the top 10% likewise with 10. The board page states the rule under the table.
+# the programmers with their score or a better one, times 100, are at most the programmers on the
+# board; in the top 10% likewise with 10. A tie counts whole: three tied first of 216 are 3 of
+# 216, over 1%. The board page states the rule under the table.
 TIERS = (("top1", 100), ("top10", 10))
 
 
-def rank_tier(rank: int | None, total: int | None) -> str:
-    """ "top1", "top10" or "" for a rank on a board of `total` programmers."""
-    if not rank or not total:
+def rank_tier(at_or_above: int | None, total: int | None) -> str:
+    """ "top1", "top10" or "" for a programmer whom `at_or_above` programmers (themselves
+    included) equal or beat, on a board of `total` programmers."""
+    if not at_or_above or not total:
         return ""
     for name, share in TIERS:
-        if rank * share <= total:
+        if at_or_above * share <= total:
             return name
     return ""
 
@@ -52,7 +54,9 @@ def board_lines(rows: Sequence, total: int | None = None) -> list[Line]:
     """`{% board_lines rows total as lines %}`: the rows with their programmers, read in one
     query."""
     people = Programmer.objects.in_bulk({row.programmer_id for row in rows})
-    return [Line(row, people.get(row.programmer_id), rank_tier(row.rank, total)) for row in rows]
+    return [
+        Line(row, people.get(row.programmer_id), rank_tier(row.at_or_above, total)) for row in rows
+    ]
 
 
 @register.simple_tag

@@ -37,7 +37,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import cache
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection, transaction
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 from pymongo import MongoClient, monitoring
@@ -305,6 +307,34 @@ def _size_measures(
         detail = ", ".join(f"{command}×{n}" for command, n in sorted(names.items()))
         redis = redis_times.get(name.split(" (")[0])
         yield Measure(size, name, sum(names.values()), detail, median, p95, redis, examined)
+    yield prefix_search_measure(counter, board, programmers, repeat)
+
+
+def prefix_search_measure(
+    counter: CommandCounter, board: Board, programmers: list[Programmer], repeat: int
+) -> Measure:
+    """The search by the start of a handle through the API (100 handles start with the one
+    asked: 20 listed, the rest counted), with the seeded programmers saved in SQL for the while,
+    in a transaction rolled back afterwards. Its SQL queries show in the detail ("sql×N": a range
+    of the handle index and a capped count), beside its MongoDB commands."""
+    middle = sorted(programmers, key=lambda p: p.pk)[len(programmers) // 2]
+    url = f"{reverse('api:programmers_search')}?prefix={middle.handle[:-2]}&board={board.slug}"
+    browser = Client(HTTP_HOST="127.0.0.1")
+
+    def search(_: int) -> None:
+        with CaptureQueriesContext(connection) as queries:
+            browser.get(url)
+        counter.names["sql"] += len(queries)
+
+    with transaction.atomic():
+        Programmer.objects.bulk_create(programmers, batch_size=5000)
+        names, median, p95, examined = _measure(counter, search, repeat)
+        transaction.set_rollback(True)
+    detail = ", ".join(f"{command}×{n}" for command, n in sorted(names.items()))
+    commands = sum(n for command, n in names.items() if command != "sql")
+    return Measure(
+        len(programmers), "prefix search (API)", commands, detail, median, p95, None, examined
+    )
 
 
 TABLE_HEADING = (

@@ -2,9 +2,10 @@
    304 (nothing changed: the ETag still matches) or 200 with the region's new HTML and ETag.
    Fast (every 3 s) while the tab is visible and somebody used it in the last minute; slow (every
    60 s) when it is hidden or idle. In display mode (html.display, a board on a projector) every
-   2 s, always: nobody touches a projector. Rows that moved in an update (their rank or score
-   changed, or they are new) get the class "moved" for a moment (the CSS makes it glow, or a
-   steady mark under prefers-reduced-motion). Without JavaScript the page is simply static. */
+   2 s, always: nobody touches a projector. Rows whose score changed in an update get the class
+   "moved" for a moment (the CSS makes it glow, or a steady mark under prefers-reduced-motion);
+   rows that only changed place show their old rank in the rank cell instead (see
+   changedRows). Without JavaScript the page is simply static. */
 (function () {
   "use strict";
   var FAST = 3000;
@@ -28,29 +29,67 @@
     return active() ? FAST : SLOW;
   }
 
-  /* What each keyed row shows: "rank|score", by its data-key. */
+  /* What each keyed row shows, by its data-key: its rank and score. */
   function snapshot(element) {
     var seen = {};
     var rows = element.querySelectorAll("tr[data-key]");
     for (var i = 0; i < rows.length; i++) {
-      seen[rows[i].getAttribute("data-key")] =
-        rows[i].getAttribute("data-rank") + "|" + rows[i].getAttribute("data-score");
+      seen[rows[i].getAttribute("data-key")] = {
+        rank: rows[i].getAttribute("data-rank"),
+        score: rows[i].getAttribute("data-score")
+      };
     }
     return seen;
   }
 
-  function markMoved(element, before) {
+  /* Which rows an update changed. A row glows ("moved") only when its own score changed: that
+     is who solved. A row that only changed place says so in its rank cell (data-was, "was 3"),
+     without a glow. A row new to the page glows only when no row left it: then it is new on the
+     board (a first solve); otherwise it may just have been pushed in from the next page. */
+  function changedRows(element, before) {
     var rows = element.querySelectorAll("tr[data-key]");
-    var moved = [];
+    var kept = 0;
+    var marks = [];
     for (var i = 0; i < rows.length; i++) {
-      var key = rows[i].getAttribute("data-key");
-      var now = rows[i].getAttribute("data-rank") + "|" + rows[i].getAttribute("data-score");
-      if (before[key] !== now) moved.push(rows[i]);
+      if (before[rows[i].getAttribute("data-key")]) kept++;
     }
-    moved.forEach(function (row) { row.classList.add("moved"); });
+    var someLeft = kept < Object.keys(before).length;
+    for (var j = 0; j < rows.length; j++) {
+      var row = rows[j];
+      var old = before[row.getAttribute("data-key")];
+      var cell = row.querySelector("td.rank");
+      if (old ? old.score !== row.getAttribute("data-score") : !someLeft) {
+        marks.push({ element: row, className: "moved" });
+      } else if (old && old.rank !== row.getAttribute("data-rank") && cell) {
+        marks.push({ element: cell, attribute: "data-was", value: old.rank });
+      }
+    }
+    return marks;
+  }
+
+  function markChanged(element, before) {
+    var marks = changedRows(element, before);
+    marks.forEach(function (mark) {
+      if (mark.className) mark.element.classList.add(mark.className);
+      if (mark.attribute) mark.element.setAttribute(mark.attribute, mark.value);
+    });
     setTimeout(function () {
-      moved.forEach(function (row) { row.classList.remove("moved"); });
+      marks.forEach(function (mark) {
+        if (mark.className) mark.element.classList.remove(mark.className);
+        if (mark.attribute) mark.element.removeAttribute(mark.attribute);
+      });
     }, MOVED_FOR);
+  }
+
+  /* Boxes that scroll sideways (the standings on a phone) keep their place across an update. */
+  function scrollPlaces(element) {
+    var boxes = element.querySelectorAll("[data-scroll-cue]");
+    return Array.prototype.map.call(boxes, function (box) { return box.scrollLeft; });
+  }
+
+  function restoreScrollPlaces(element, places) {
+    var boxes = element.querySelectorAll("[data-scroll-cue]");
+    for (var i = 0; i < boxes.length && i < places.length; i++) boxes[i].scrollLeft = places[i];
   }
 
   function Region(element) {
@@ -81,8 +120,10 @@
           region.etag = response.headers.get("ETag");
           return response.text().then(function (html) {
             var before = snapshot(region.element);
+            var places = scrollPlaces(region.element);
             region.element.innerHTML = html;
-            markMoved(region.element, before);
+            restoreScrollPlaces(region.element, places);
+            markChanged(region.element, before);
             region.element.dispatchEvent(new CustomEvent("live:updated", { bubbles: true }));
           });
         }

@@ -1,0 +1,255 @@
+"""Who solved each problem: a count and two short lists per problem, kept beside the `solves` log.
+
+The problems page shows how many programmers solved each problem, and a problem's page its first
+and its latest solvers. Counting the log at request time would cost one index key per solver, so
+each problem has one document in `problem_stats`, changed with every solve, hide, ban and return:
+``{_id: slug, solvers: n, first: [{p, at}], recent: [{p, at}], ops: [...]}``. `first` keeps the
+SOLVERS_KEPT earliest solves (by time, then programmer id) and `recent` the SOLVERS_KEPT latest,
+each kept in order by the update itself (``$push`` with ``$sort`` and ``$slice``), so a late solve
+lands in its place. Reading them is one `_id` read, whatever the number of programmers. The lists
+keep more than a page shows, and readers leave out whoever is hidden or banned at read time, so
+a hide never leaves a problem's page short (a hide also pulls them out; see below).
+
+Like the boards, the counts leave out hidden and banned programmers: a solve is in its problem's
+count while its programmer is on the boards. Each solve in the log says whether it is
+(``problem_counted``), and every change of that is a **move**, made exactly once:
+
+1. the move is recorded on the solve (``problem_move``: "+" or "-" and a fresh id, the op, with
+   ``problem_move_at``), by a conditional write that only one caller can win; a solve logged by a
+   programmer on the boards is logged with its "+" move already recorded (no extra write);
+2. the problem's document applies the op only if its recent ops (the last OPS_KEPT) do not
+   already hold it: ``$inc`` the count, ``$push`` (or ``$pull``) the lists, ``$push`` the op;
+3. the solve is marked done (``problem_counted`` set, the move removed), only if it still
+   records that op.
+
+A crash between 2 and 3 leaves the move recorded: whoever meets the solve next (a retry of the
+request, a second report of the solve, `moves_repair` from the repair task, or a resync of the
+programmer) does 2 and 3 again, and 2 finds its op among the recent ones and adds nothing. Only a
+finish that comes after OPS_KEPT later moves of the same problem could count twice, and the
+repair task finishes every move older than two minutes. A counter that disagrees with the log for
+any other reason (solves logged by a bulk import, data restored from a backup) is recomputed from
+the log by `stats_rebuild` (run by `rebuild_boards` and after imports).
+
+Hiding a programmer moves each of their solves out ("-"), and their return moves them back in:
+`programmer_sync` brings every solve of one programmer to where their visibility says, so its cost
+is that programmer's solves, never the number of programmers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+
+from bson import ObjectId
+from django.utils import timezone
+from pymongo.errors import DuplicateKeyError
+
+from . import mongo
+
+SOLVERS_KEPT = 20  # kept in each list of a problem's document
+SOLVERS_SHOWN = 10  # shown on a problem's page
+OPS_KEPT = 100  # recent ops a problem's document remembers (see the module docstring)
+ADD, REMOVE = "+", "-"
+
+
+@dataclass(frozen=True)
+class Solver:
+    programmer_id: int
+    at: dt.datetime
+
+
+@dataclass(frozen=True)
+class ProblemStats:
+    solvers: int = 0
+    first: list[Solver] = field(default_factory=list)  # earliest first
+    recent: list[Solver] = field(default_factory=list)  # latest first
+
+
+# --- moves -----------------------------------------------------------------------------------
+
+
+def move_new(*, add: bool) -> dict:
+    """The fields that record a new move on a solve (step 1)."""
+    op = f"{ADD if add else REMOVE}{ObjectId()}"
+    return {"problem_move": op, "problem_move_at": timezone.now()}
+
+
+def move_finish(solve: dict) -> None:
+    """Finish the move a solve records, if any (steps 2 and 3): idempotent."""
+    op = solve.get("problem_move")
+    if not op:
+        return
+    _stats_apply(solve, op)
+    mongo.solves().update_one(
+        {"_id": solve["_id"], "problem_move": op},
+        {
+            "$set": {"problem_counted": op.startswith(ADD)},
+            "$unset": {"problem_move": "", "problem_move_at": ""},
+        },
+    )
+
+
+def _stats_apply(solve: dict, op: str) -> None:
+    """Apply one op to its problem's document, unless it is among the recent ops."""
+    entry = {"p": solve["programmer_id"], "at": solve["solved_at"]}
+    change: dict = {"$push": {"ops": {"$each": [op], "$slice": -OPS_KEPT}}}
+    if op.startswith(ADD):
+        change["$inc"] = {"solvers": 1}
+        change["$push"]["first"] = {
+            "$each": [entry],
+            "$sort": {"at": 1, "p": 1},
+            "$slice": SOLVERS_KEPT,
+        }
+        change["$push"]["recent"] = {
+            "$each": [entry],
+            "$sort": {"at": -1, "p": 1},
+            "$slice": SOLVERS_KEPT,
+        }
+    else:
+        change["$inc"] = {"solvers": -1}
+        change["$pull"] = {"first": {"p": entry["p"]}, "recent": {"p": entry["p"]}}
+    unseen = {"_id": solve["problem"], "ops": {"$ne": op}}
+    try:
+        mongo.problem_stats().update_one(unseen, change, upsert=op.startswith(ADD))
+    except DuplicateKeyError:
+        # Either the op is in the document already, or another problem's first solver made
+        # the document at the same moment: now that it exists, apply the op if it is not.
+        mongo.problem_stats().update_one(unseen, change)
+
+
+def move_start(solve: dict, *, add: bool) -> bool:
+    """Move a solve into its problem's count (`add`) or out of it, unless it is there already
+    or another move is under way. Returns whether this call made the move."""
+    fields = move_new(add=add)
+    claimed = mongo.solves().update_one(
+        {
+            "_id": solve["_id"],
+            "problem_move": {"$exists": False},
+            "problem_counted": {"$ne": True} if add else True,
+        },
+        {"$set": fields},
+    )
+    if not claimed.matched_count:
+        return False
+    move_finish({**solve, **fields})
+    return True
+
+
+MOVE_FIELDS = {"problem": 1, "programmer_id": 1, "solved_at": 1, "problem_counted": 1}
+
+
+def programmer_sync(*, programmer_id: int, counted: bool) -> int:
+    """Bring every solve of one programmer into their problems' counts (`counted`: they are on
+    the boards) or out of them, finishing any move under way first. One read of their solves,
+    and three writes for each solve that moves. Returns how many moved."""
+    moved = 0
+    solves = mongo.solves().find(
+        {"programmer_id": programmer_id}, {**MOVE_FIELDS, "problem_move": 1}
+    )
+    for solve in solves:
+        if solve.get("problem_move"):
+            move_finish(solve)
+            solve["problem_counted"] = solve["problem_move"].startswith(ADD)
+        if bool(solve.get("problem_counted")) != counted:
+            moved += move_start(solve, add=counted)
+    return moved
+
+
+def moves_repair(*, older_than: dt.timedelta) -> int:
+    """Finish the moves a crash left recorded (older than `older_than`). Returns how many."""
+    stale = mongo.solves().find(
+        {"problem_move_at": {"$lt": timezone.now() - older_than}},
+        {**MOVE_FIELDS, "problem_move": 1},
+    )
+    count = 0
+    for solve in stale:
+        move_finish(solve)
+        count += 1
+    return count
+
+
+# --- reads -----------------------------------------------------------------------------------
+
+
+def _solvers(entries: list[dict]) -> list[Solver]:
+    return [Solver(programmer_id=e["p"], at=e["at"]) for e in entries]
+
+
+def stats_read(*, slugs: Collection[str], lists: bool = False) -> dict[str, ProblemStats]:
+    """{slug: its stats} for these problems, in one `$in` read by `_id` (without the lists
+    unless `lists`). A problem nobody counted yet is left out."""
+    fields = {"solvers": 1, **({"first": 1, "recent": 1} if lists else {})}
+    found = mongo.problem_stats().find({"_id": {"$in": list(slugs)}}, fields)
+    return {
+        doc["_id"]: ProblemStats(
+            solvers=doc.get("solvers", 0),
+            first=_solvers(doc.get("first", [])),
+            recent=_solvers(doc.get("recent", [])),
+        )
+        for doc in found
+    }
+
+
+# --- rebuild ---------------------------------------------------------------------------------
+
+
+def _kept(solvers: list[Solver], latest: bool) -> list[Solver]:
+    if latest:
+        ordered = sorted(solvers, key=lambda s: (-s.at.timestamp(), s.programmer_id))
+    else:
+        ordered = sorted(solvers, key=lambda s: (s.at, s.programmer_id))
+    return ordered[:SOLVERS_KEPT]
+
+
+def _stats_from_log(solves: Iterable[dict], off_boards: set[int]) -> dict[str, dict]:
+    """Every problem's document computed from the log (lists trimmed as they grow)."""
+    counts: dict[str, int] = defaultdict(int)
+    first: dict[str, list[Solver]] = defaultdict(list)
+    recent: dict[str, list[Solver]] = defaultdict(list)
+    for solve in solves:
+        if solve["programmer_id"] in off_boards:
+            continue
+        slug, solver = solve["problem"], Solver(solve["programmer_id"], solve["solved_at"])
+        counts[slug] += 1
+        for kept, latest in ((first, False), (recent, True)):
+            kept[slug].append(solver)
+            if len(kept[slug]) > 4 * SOLVERS_KEPT:
+                kept[slug] = _kept(kept[slug], latest)
+
+    def entries(solvers: list[Solver]) -> list[dict]:
+        return [{"p": s.programmer_id, "at": s.at} for s in solvers]
+
+    return {
+        slug: {
+            "_id": slug,
+            "solvers": count,
+            "first": entries(_kept(first[slug], latest=False)),
+            "recent": entries(_kept(recent[slug], latest=True)),
+            "ops": [],
+        }
+        for slug, count in counts.items()
+    }
+
+
+def stats_rebuild(*, off_boards: set[int]) -> int:
+    """Recompute every problem's document from the `solves` log (a scan: a rebuild-time tool,
+    run while no solves arrive, like a board rebuild), leaving out the programmers
+    `off_boards`, and mark every solve as counted or not to match. Returns how many problems
+    have solvers."""
+    solves = mongo.solves().find({}, {"programmer_id": 1, "problem": 1, "solved_at": 1})
+    documents = _stats_from_log(solves, off_boards)
+    mongo.problem_stats().delete_many({})
+    if documents:
+        mongo.problem_stats().insert_many(list(documents.values()))
+    done = {"$unset": {"problem_move": "", "problem_move_at": ""}}
+    hidden = sorted(off_boards)
+    mongo.solves().update_many(
+        {"programmer_id": {"$nin": hidden}}, {**done, "$set": {"problem_counted": True}}
+    )
+    if hidden:
+        mongo.solves().update_many(
+            {"programmer_id": {"$in": hidden}}, {**done, "$set": {"problem_counted": False}}
+        )
+    return len(documents)

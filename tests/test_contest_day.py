@@ -1,0 +1,210 @@
+"""Contest day: the site keeps answering through faults, and the run that proves it is right.
+
+The whole run (`make contest-day`) is a benchmark of minutes; its short form runs here under
+CI, on the production stack with one fault of each kind. The checker it ends with is tested on
+its own first: a verdict that could not fail would prove nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pymongo.errors import AutoReconnect
+
+from competitions import standings
+from loadtest import plan, verdict
+from solutions import mongo
+from tests.conftest import NOW
+from tests.services_available import require_postgres, require_redis
+from tools.embedded_mongo import EmbeddedServer, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+START = dt.datetime(2026, 11, 25, 9, 0, tzinfo=dt.UTC)
+
+
+def random_attempts(seed: int) -> list[tuple[str, str, bool, dt.datetime]]:
+    rng = random.Random(seed)
+    return [
+        (
+            f"coder{rng.randrange(12)}",
+            rng.choice(plan.CONTEST_PROBLEMS[:4]),
+            rng.random() < 0.4,
+            START + dt.timedelta(seconds=rng.randrange(-120, 3 * 3600)),
+        )
+        for _ in range(rng.randrange(1, 120))
+    ]
+
+
+def served_like_the_site(attempts, *, freeze: dt.datetime | None, end: dt.datetime) -> dict:
+    """The standings as the competitions app computes them, shaped like the API's answer."""
+    ids = {handle: n for n, handle in enumerate(sorted({a[0] for a in attempts}))}
+    inside = [a for a in attempts if START <= a[3] < end]
+    seen = [
+        standings.Attempt(ids[h], p, ok, at) for h, p, ok, at in inside if not freeze or at < freeze
+    ]
+    held = [
+        standings.Attempt(ids[h], p, ok, at) for h, p, ok, at in inside if freeze and at >= freeze
+    ]
+    rows = standings.standings(
+        seen,
+        start=START,
+        problems=plan.CONTEST_PROBLEMS,
+        handles={n: h for h, n in ids.items()},
+        held_back=held,
+    )
+    return {"rows": [row.to_dict() for row in rows]}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_checkers_icpc_standings_agree_with_the_sites_on_random_attempts(seed):
+    attempts = random_attempts(seed)
+    end = START + dt.timedelta(hours=3)
+    for freeze in (None, START + dt.timedelta(hours=2)):
+        expected = verdict.icpc_rows(attempts, START, freeze, end)
+        served = served_like_the_site(attempts, freeze=freeze, end=end)
+        assert verdict.compare_standings("view", expected, served) == []
+
+
+def test_the_checker_notices_a_wrong_penalty_and_a_missing_row():
+    attempts = random_attempts(7) + [("late", plan.CONTEST_PROBLEMS[0], True, START)]
+    end = START + dt.timedelta(hours=3)
+    served = served_like_the_site(attempts, freeze=None, end=end)
+    expected = verdict.icpc_rows(attempts, START, None, end)
+    served["rows"][0]["penalty"] += 20
+    served["rows"] = [row for row in served["rows"] if row["handle"] != "late"]
+    differences = verdict.compare_standings("view", expected, served)
+    assert any("late" in difference for difference in differences)
+    assert any("rank/solved/penalty" in difference for difference in differences)
+
+
+def test_the_checker_ranks_a_board_by_the_definition_and_notices_a_wrong_score():
+    truth = verdict.Truth(
+        solve_day={("ann", "a"): 100, ("ann", "b"): 94, ("bob", "a"): 99, ("cid", "a"): 90},
+        groups={"ann": ("BD", ""), "bob": ("BD", "Acme"), "cid": ("IN", "")},
+    )
+    week = {"slug": "w", "window": "rolling", "window_days": 7, "metric": "solved"}
+    assert verdict.expected_scores(truth, week, 100, ("everybody", "")) == {"ann": 2, "bob": 1}
+    assert verdict.expected_scores(truth, week, 101, ("country", "BD")) == {"ann": 1, "bob": 1}
+    assert verdict.shared_ranks({"ann": 2, "bob": 1, "cid": 1}) == {"ann": 1, "bob": 2, "cid": 2}
+    rows = [{"rank": 1, "handle": "ann", "score": 2}, {"rank": 2, "handle": "bob", "score": 2}]
+    assert verdict._compare(week, 100, ("everybody", ""), {"ann": 2, "bob": 1}, rows)
+
+
+def test_a_board_page_answers_while_redis_is_down(settings, mongodb, client):
+    """The cache misses instead of failing: a Redis restart on contest day answered 500s."""
+    dead = f"redis://127.0.0.1:{free_port()}/0"
+    settings.CACHES = {
+        "default": {"BACKEND": "leaderboard_site.cache.ForgivingRedisCache", "LOCATION": dead}
+    }
+    assert client.get("/leaderboard/").status_code == 200
+    assert client.get("/api/v1/boards").status_code == 200
+
+
+def test_a_storage_fault_answers_at_once_while_the_driver_knows_the_server_is_down(
+    settings, db, tmp_path
+):
+    """After the first fault the next requests do not each wait for a server selection:
+    hundreds of polls a second would fill every worker's threads with waiting."""
+    with EmbeddedServer(storage=str(tmp_path / "mongo")) as server:
+        settings.MONGODB_URI, settings.MONGODB_SERVER_TIMEOUT_MS = server.uri, 30_000
+        settings.MONGODB_DB = "leaderboard_fail_fast"
+        mongo.set_client(None)
+        try:
+            mongo.board_versions().find_one({})
+            server.kill()
+            with pytest.raises(AutoReconnect):
+                mongo.board_versions().find_one({})  # finds the server gone
+            began = time.monotonic()
+            with pytest.raises(AutoReconnect):
+                mongo.board_versions().find_one({})
+            assert time.monotonic() - began < 5  # not the 30 s of a server selection
+            server.start()
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:  # the driver's monitor finds it again
+                try:
+                    mongo.board_versions().find_one({})
+                    break
+                except AutoReconnect:
+                    time.sleep(0.2)
+            else:
+                pytest.fail("the site did not see the server come back")
+        finally:
+            mongo.get_client().close()
+            mongo.set_client(None)
+
+
+@pytest.mark.slow
+def test_a_short_contest_day_loses_nothing_counts_nothing_twice_and_answers_no_500():
+    """`make contest-day` in short: 2 minutes, 2,000 programmers, one fault of each kind."""
+    require_postgres()
+    require_redis()
+    run = subprocess.run(
+        [sys.executable, "-m", "loadtest.contest_day", "--minutes", "2", "--programmers", "2000"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        env={**os.environ, "CONTEST_DAY_MINUTES": "2"},
+    )
+    lines = run.stdout.strip().splitlines()
+    print(run.stdout[-6000:], run.stderr[-3000:])
+    assert lines and lines[-1].startswith("contest day: "), run.stderr[-3000:]
+    assert " 0 lost, 0 counted twice, 0 responses 500, boards equal: yes" in lines[-1]
+    assert run.returncode == 0
+    for fault in ("mongodb", "redis", "gunicorn-worker", "celery-worker"):
+        assert f"- {fault} at +" in run.stdout
+
+
+def test_public_standings_are_rendered_once_per_change_for_every_anonymous_viewer(
+    mongodb, now, problems, alice, bob, monkeypatch
+):
+    """Hundreds of viewers poll the standings on contest day; each rendering reads every
+    attempt. An attempt or a hide shows within seconds all the same."""
+    from django.test import Client
+
+    from competitions import selectors as competition_selectors
+    from competitions import services as competition_services
+    from solutions import services as solution_services
+
+    contest = competition_services.competition_create(
+        slug="spring",
+        title="Spring",
+        start=NOW - dt.timedelta(hours=1),
+        end=NOW + dt.timedelta(hours=2),
+        problems=problems[:2],
+    )
+    reads = []
+    real = competition_selectors.competition_attempts
+    monkeypatch.setattr(
+        competition_selectors,
+        "competition_attempts",
+        lambda **kwargs: reads.append(1) or real(**kwargs),
+    )
+
+    def report(handle: str, minute: int) -> None:
+        competition_services.judge_submission_report(
+            key=f"{handle}-{minute}",
+            handle=handle,
+            problem_slug=problems[0].slug,
+            accepted=True,
+            submitted_at=contest.start + dt.timedelta(minutes=minute),
+        )
+
+    live = "/competitions/spring/standings/live/"
+    report("Alice", 5)
+    assert all("Alice" in Client().get(live).text for _ in range(3))
+    assert len(reads) == 1
+    report("bob", 7)
+    report("bob", 8)
+    now.shift(competition_selectors.CACHED_STANDINGS_VERSION_SECONDS)  # read again then
+    assert "bob" in Client().get(live).text and len(reads) == 2
+    solution_services.programmer_set_visibility(programmer=alice, hidden=True)
+    now.shift(competition_selectors.CACHED_STANDINGS_VERSION_SECONDS)
+    assert "Alice" not in Client().get(live).text

@@ -1,0 +1,134 @@
+"""Abuse gets a clear, early answer: guessing answers, signing up in a loop and flooding writes
+through a token each get a 429 with Retry-After at the documented limits, and nothing past a
+limit is recorded. Alice guesses; a judge floods."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+from django.test import Client
+
+from competitions import services as competition_services
+from solutions import mongo, selectors, tokens
+from solutions.models import Board
+from tests.conftest import NOW
+
+
+@pytest.fixture
+def guessing(mongodb, now, problems, alice):
+    client = Client()
+    client.force_login(alice.user)
+    return client
+
+
+def answer(client: Client, text: str, url: str = "/problems/p1/", field: str = "answer"):
+    return client.post(url, {field: text})
+
+
+def attempts_of(programmer) -> int:
+    return mongo.submissions().count_documents({"programmer_id": programmer.pk})
+
+
+def test_the_eleventh_wrong_answer_in_a_minute_is_refused_with_429_and_not_recorded(
+    guessing, alice, now
+):
+    for n in range(10):
+        assert answer(guessing, f"guess {n}").status_code == 302
+    refused = answer(guessing, "guess 11")
+    assert refused.status_code == 429
+    assert 0 < int(refused["Retry-After"]) <= 60
+    assert "Too many wrong answers to this problem (10 a minute): try again in" in refused.text
+    assert answer(guessing, "7").status_code == 429  # even the right answer waits
+    assert attempts_of(alice) == 10
+    now.shift(60)
+    assert answer(guessing, "7").status_code == 302
+    assert attempts_of(alice) == 11
+
+
+def test_right_answers_and_other_problems_do_not_count_towards_the_limit(guessing, alice):
+    for n in range(10):
+        assert answer(guessing, f"guess {n}").status_code == 302
+    assert answer(guessing, "14", url="/problems/p2/").status_code == 302
+    assert answer(guessing, "wrong", url="/problems/p2/").status_code == 302
+
+
+def test_the_limit_is_a_setting(guessing, settings):
+    settings.ANSWER_WRONG_PER_MINUTE = 2
+    assert [answer(guessing, f"g{n}").status_code for n in range(3)] == [302, 302, 429]
+
+
+def test_a_competition_sets_its_own_limit_for_answers_sent_from_its_page(guessing, alice, problems):
+    competition_services.competition_create(
+        slug="tight-cup",
+        title="Tight Cup",
+        start=NOW - dt.timedelta(hours=1),
+        end=NOW + dt.timedelta(hours=1),
+        problems=problems[:1],
+    )
+    from competitions.models import Competition
+
+    Competition.objects.filter(slug="tight-cup").update(wrong_answers_per_minute=2)
+    url, field = "/competitions/tight-cup/problems/A/submit/", "A-answer"
+    codes = [answer(guessing, f"g{n}", url=url, field=field).status_code for n in range(3)]
+    assert codes == [302, 302, 429]
+    assert attempts_of(alice) == 2
+
+
+def sign_up(client: Client, handle: str, address: str):
+    fields = {
+        "username": handle,
+        "password1": "correct horse battery staple",
+        "password2": "correct horse battery staple",
+        "country": "",
+        "organization": "",
+    }
+    return client.post("/accounts/signup/", fields, HTTP_X_FORWARDED_FOR=address)
+
+
+def test_the_sixth_sign_up_in_an_hour_from_one_address_is_refused_with_429(mongodb, now, settings):
+    settings.TRUSTED_PROXY_HEADER = "X-Forwarded-For"
+    for n in range(5):
+        assert sign_up(Client(), f"newcomer{n}", "203.0.113.7").status_code == 302
+    refused = sign_up(Client(), "newcomer5", "203.0.113.7")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) <= 3600
+    assert "Too many sign-ups from your address (5 an hour)" in refused.text
+    assert not selectors.programmer_by_handle("newcomer5")
+    assert sign_up(Client(), "newcomer5", "203.0.113.8").status_code == 302  # another address
+    now.shift(3600)
+    assert sign_up(Client(), "newcomer6", "203.0.113.7").status_code == 302
+
+
+def post_solve(client: Client, token: str, key: str):
+    body = {
+        "id": key,
+        "programmer": "judged",
+        "problem": f"task-{key}",
+        "solved_at": NOW.isoformat(),
+    }
+    return client.post(
+        "/api/v1/solves",
+        json.dumps(body),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+
+
+def test_a_token_past_its_write_rate_gets_429_and_the_same_id_sent_again_counts_once(
+    mongodb, now, boards, settings
+):
+    settings.SERVICE_TOKEN_WRITES_PER_SECOND = 3
+    token = tokens.service_token_create(name="flooding judge")[1]
+    other = tokens.service_token_create(name="calm judge")[1]
+    client = Client()
+    assert [post_solve(client, token, f"s{n}").status_code for n in range(3)] == [201] * 3
+    refused = post_solve(client, token, "s3")
+    assert refused.status_code == 429 and refused["Retry-After"] == "1"
+    assert refused.json()["error"]["code"] == "rate_limited"
+    assert post_solve(client, other, "o1").status_code == 201  # each token has its own rate
+    now.shift(1)
+    retried = post_solve(client, token, "s3")
+    assert retried.status_code == 201 and retried.json()["counted"] is True
+    page = selectors.board_page(board=Board.objects.get(slug="all-time"))
+    assert [(row.handle, row.score) for row in page.rows] == [("judged", 5)]
