@@ -2,8 +2,8 @@
 
 On this machine MongoDB is a process on loopback; in production each command crosses a network
 and a majority-acknowledged write takes milliseconds. The site connects to the proxy, which
-holds each chunk the client sends for `delay_seconds` before passing it on (the reply comes
-straight back), so every request-and-reply costs that much more, in order, per connection. It
+holds what the client sends for `delay_seconds` before passing it on (the reply comes straight
+back), so every request-and-reply costs that much more, in order, per connection. It
 runs on its own event loop in a thread of the driver.
 """
 
@@ -51,13 +51,28 @@ class LatencyProxy:
 
     @staticmethod
     async def _pipe(reader, writer, delay: float) -> None:
-        try:
-            while chunk := await reader.read(65536):
-                if delay:
-                    await asyncio.sleep(delay)
+        """Copy `reader` to `writer`, each chunk `delay` after it arrived. Chunks are timed on
+        arrival and forwarded by another task, so a large message pays the latency once, as on
+        a network (a link's delay, not a delay per chunk read)."""
+        loop = asyncio.get_running_loop()
+        chunks: asyncio.Queue = asyncio.Queue()
+
+        async def forward() -> None:
+            while (item := await chunks.get()) is not None:
+                due, chunk = item
+                if (wait := due - loop.time()) > 0:
+                    await asyncio.sleep(wait)
                 writer.write(chunk)
                 await writer.drain()
+
+        forwarding = asyncio.create_task(forward())
+        try:
+            while chunk := await reader.read(65536):
+                chunks.put_nowait((loop.time() + delay, chunk))
+            chunks.put_nowait(None)
+            await forwarding
         finally:
+            forwarding.cancel()
             writer.close()
 
     def stop(self) -> None:

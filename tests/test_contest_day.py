@@ -10,8 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from pymongo.errors import AutoReconnect
 
 from competitions import standings
 from loadtest import plan, verdict
+from loadtest.proxy import LatencyProxy
 from solutions import mongo
 from tests.conftest import NOW
 from tests.services_available import require_postgres, require_redis
@@ -141,6 +144,43 @@ def test_a_storage_fault_answers_at_once_while_the_driver_knows_the_server_is_do
 
 
 @pytest.mark.slow
+def _echo_server() -> tuple[socket.socket, int]:
+    """A TCP server on loopback that sends back whatever one connection sends it."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def echo() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            while data := connection.recv(65536):
+                connection.sendall(data)
+
+    threading.Thread(target=echo, daemon=True).start()
+    return listener, listener.getsockname()[1]
+
+
+def _round_trip(connection: socket.socket, size: int) -> float:
+    started = time.monotonic()
+    connection.sendall(b"x" * size)
+    received = 0
+    while received < size:
+        received += len(connection.recv(65536))
+    return time.monotonic() - started
+
+
+def test_the_latency_proxy_adds_its_delay_once_per_round_trip_whatever_the_message_size():
+    listener, port = _echo_server()
+    proxy = LatencyProxy(target=("127.0.0.1", port), delay_seconds=0.2)
+    try:
+        with socket.create_connection(("127.0.0.1", proxy.port)) as connection:
+            small = _round_trip(connection, 100)
+            large = _round_trip(connection, 4_000_000)  # dozens of chunks: still one delay
+    finally:
+        proxy.stop()
+        listener.close()
+    assert small >= 0.2 and large >= 0.2
+    assert large < 2 * 0.2 + 1.0, large  # a delay per chunk would be 60 x 0.2 s or more
+
+
 def test_a_short_contest_day_loses_nothing_counts_nothing_twice_and_answers_no_500():
     """`make contest-day` in short: 2 minutes, 2,000 programmers, one fault of each kind."""
     require_postgres()
