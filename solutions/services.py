@@ -477,6 +477,7 @@ def solves_import(*, solves: Iterable[tuple[Programmer, Problem, dt.datetime]]) 
                 "points": problem.points,
                 "solved_at": solved_at,
                 "applied": True,
+                "problem_counted": programmer.on_boards,  # so the recount marks none of them
             }
         )
     inserted = len(_inserted(mongo.solves(), documents))
@@ -536,6 +537,7 @@ def _imported_solve_document(
         "points": problem.points if solve.points is None else solve.points,
         "solved_at": solve.solved_at,
         "applied": True,  # counted by the rebuild that follows the import
+        "problem_counted": programmer.on_boards,  # as the recount after it would mark it
         "request": solve.key,
         "logged_at": timezone.now(),
     }

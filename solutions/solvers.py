@@ -245,11 +245,17 @@ def stats_rebuild(*, off_boards: set[int]) -> int:
         mongo.problem_stats().insert_many(list(documents.values()))
     done = {"$unset": {"problem_move": "", "problem_move_at": ""}}
     hidden = sorted(off_boards)
-    mongo.solves().update_many(
-        {"programmer_id": {"$nin": hidden}}, {**done, "$set": {"problem_counted": True}}
-    )
-    if hidden:
+    # Only the solves whose mark is wrong or whose move is open are written: the bulk loads log
+    # theirs already marked, and writing every solve of a large log takes minutes.
+    for counted, whose in ((True, {"$nin": hidden}), (False, {"$in": hidden})):
         mongo.solves().update_many(
-            {"programmer_id": {"$in": hidden}}, {**done, "$set": {"problem_counted": False}}
+            {
+                "programmer_id": whose,
+                "$or": [
+                    {"problem_counted": {"$ne": counted}},
+                    {"problem_move": {"$exists": True}},
+                ],
+            },
+            {**done, "$set": {"problem_counted": counted}},
         )
     return len(documents)
