@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Touched after each install: pip runs again only when pyproject.toml is newer.
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install run reset test lint bench contest-day
+.PHONY: install run reset demo-password test lint bench contest-day
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ run: install
 # Wipe the development site's data and seed the demo again, printing a new demo password.
 reset: install
 	bin/run reset
+
+# Give the development site's demo user a new password and print it; nothing else changes.
+demo-password: install
+	bin/run demo-password
 
 test: install
 	$(BIN)/ruff check .

@@ -6,7 +6,8 @@ profile charts have history from the first start on every board. The all-time bo
 most care: it keeps one running total, so its past days exist only if they were recorded at the
 time, and its last week is replayed one day at a time to record them.
 
-Only `seed_demo` uses this app; it sits on top of solutions, competitions and activity.
+Only the demo's commands use this app (`seed_demo`, `demo_password`, `demo_login`); it sits on top
+of solutions, competitions and activity.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
+from axes.utils import reset as axes_reset
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -99,6 +101,17 @@ def demo_seed(*, programmers: int, seed: int = 2020) -> DemoReport:
     )
 
 
+def demo_password_set() -> str:
+    """Give the user `demo` a new password, and lift a lockout its failed logins left; returns
+    the password. Nothing else changes (`make demo-password`). User.DoesNotExist without it."""
+    user = User.objects.get(username=DEMO_USERNAME)
+    password = password_new()
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    axes_reset(username=DEMO_USERNAME)
+    return password
+
+
 def demo_wipe() -> None:
     """Start the site's data over: every programmer (with their login), problem and competition,
     and the MongoDB data (solves, submissions, boards, history, notifications). Boards, alert
@@ -153,11 +166,15 @@ def staff_user_create() -> str | None:
     when it exists already: its password is not known any more)."""
     if User.objects.filter(username=DEMO_USERNAME).exists():
         return None
-    password = secrets.token_urlsafe(9)
+    password = password_new()
     user = User.objects.create_superuser(username=DEMO_USERNAME, email="", password=password)
     if not Programmer.objects.filter(handle__iexact=DEMO_USERNAME).exists():
         services.programmer_create(user=user, handle=DEMO_USERNAME, country="BD")
     return password
+
+
+def password_new() -> str:
+    return secrets.token_urlsafe(9)
 
 
 def solves_spread(

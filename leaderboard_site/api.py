@@ -1,7 +1,8 @@
 """The JSON API under /api/v1/: one django-ninja API with each app's router, its OpenAPI document
-generated from the code at /api/v1/openapi.json, and every answer that is not a success in the
-error shape `{"error": {"code", "message"}}` — 404 for unknown paths and 405 for other methods
-included (ninja itself answers those two in plain text).
+generated from the code at /api/v1/openapi.json (browsable at /api/v1/docs in ninja's own copy of
+Swagger UI, served like the site's other static files), and every answer that is not a success
+in the error shape `{"error": {"code", "message"}}` — 404 for unknown paths and 405 for other
+methods included (ninja itself answers those two in plain text).
 
 It lives here, beside the page URLs, because it names every app: `solutions` never imports
 `competitions` or `activity`.
@@ -35,7 +36,9 @@ api = NinjaAPI(
     ),
     urls_namespace="api",
     openapi_url="/openapi.json",
-    docs_url=None,  # no Swagger page: it would load its scripts from a CDN
+    # Swagger UI from ninja's static files ("ninja" is an installed app; otherwise ninja's page
+    # loads it from a CDN, which the CSP forbids). Its page has no inline script to allow.
+    docs_url="/docs",
     parser=JsonParser(),
 )
 install_handlers(api)
@@ -62,8 +65,8 @@ def in_error_shape(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
 
 def _api_pattern(pattern: URLPattern) -> URLPattern:
     view = pattern.callback
-    if pattern.name == "openapi-json":
-        view = require_safe(view)  # ninja's document view would answer any method
+    if pattern.name in ("openapi-json", "openapi-view"):
+        view = require_safe(view)  # ninja's document and docs views would answer any method
     return URLPattern(pattern.pattern, in_error_shape(view), pattern.default_args, pattern.name)
 
 

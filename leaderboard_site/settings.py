@@ -12,6 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from dotenv import dotenv_values
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -36,6 +37,26 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
 
 
+def development_env_load(path: Path) -> None:
+    """Add the development settings `make run` writes to `.env` (python-dotenv) to the
+    environment, for the manage.py commands a developer runs by hand beside the site.
+
+    Only for a process whose environment sets neither DEBUG nor SECRET_KEY, and only when the
+    file itself says DEBUG=true. A production process always sets SECRET_KEY (with DEBUG off the
+    site refuses to start without one), and a process that sets DEBUG, either way, has said how
+    it runs: so a stray .env on a server can never turn DEBUG on or change any other setting.
+    A variable the environment sets wins over the file's."""
+    if "DEBUG" in os.environ or "SECRET_KEY" in os.environ or not path.is_file():
+        return
+    values = dotenv_values(path)
+    if (values.get("DEBUG") or "").strip().lower() != "true":
+        return
+    for name, value in values.items():
+        if value is not None:
+            os.environ.setdefault(name, value)
+
+
+development_env_load(BASE_DIR / env_str("ENV_FILE", ".env"))
 DEBUG = env_bool("DEBUG", False)
 # The default is for development only. Access tokens are signed with this key, so the site
 # refuses to start without a real one when DEBUG is off: anyone could forge tokens otherwise.
@@ -59,6 +80,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "axes",
     "django_countries",
+    "ninja",  # Swagger UI at /api/v1/docs from its own static files, not a CDN
     "solutions",
     "competitions",
     "activity",
@@ -179,6 +201,10 @@ CELERY_BROKER_URL = env_str(
     "CELERY_BROKER_URL",
     urlunsplit(urlsplit(MONGODB_URI)._replace(path=f"/{MONGODB_DB}_broker")),
 )
+# On MongoDB, kombu's transport with a wait for messages that ends when the worker is told to
+# stop (leaderboard_site/broker.py), so a warm shutdown fits in honcho's 5 s after Ctrl-C.
+if CELERY_BROKER_URL.startswith("mongodb://"):
+    CELERY_BROKER_TRANSPORT = "leaderboard_site.broker:Transport"
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

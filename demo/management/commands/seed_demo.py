@@ -4,15 +4,18 @@ Problems with answers, a few hundred programmers from several countries and orga
 month of their solves (busier towards today, so the 7-day board moves) with the rank history it
 would have left, a running competition, and the staff user `demo`, whose password is printed:
 it can answer problems and use the admin. `make run` calls it with --if-empty on every start;
-`make reset` calls it with --reset to start the demo over with a new password.
+`make reset` calls it with --reset to start the demo over with a new password. Both keep the
+password in --password-file, for every later start to print it (demo/login.py).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from demo import services
+from demo import login, services
 from solutions.models import Problem
 
 RESET_WARNING = (
@@ -38,13 +41,29 @@ class Command(BaseCommand):
         )
         parser.add_argument("--programmers", type=int, default=300, help="How many (300).")
         parser.add_argument("--seed", type=int, default=2020, help="Random seed.")
+        parser.add_argument(
+            "--password-file",
+            type=Path,
+            help="Development only (DEBUG): keep a new demo password in this file (bin/run).",
+        )
 
-    def handle(self, *args, if_empty: bool, reset: bool, interactive: bool, **options) -> None:
+    def handle(
+        self,
+        *args,
+        if_empty: bool,
+        reset: bool,
+        interactive: bool,
+        password_file: Path | None,
+        **options,
+    ) -> None:
+        if password_file is not None:
+            login.password_file_check()
         if reset:
             self.wipe(interactive)
         elif if_empty and Problem.objects.exists():
             self.stdout.write("Problems exist already: no demo data added.")
-            self.stdout.write(self.login_reminder())
+            if password_file is None:  # with one, `demo_login` prints the login at the end
+                self.stdout.write(self.login_reminder())
             return
         report = services.demo_seed(programmers=options["programmers"], seed=options["seed"])
         self.stdout.write(
@@ -55,11 +74,9 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"Competition running: /competitions/{report.competition}/")
         if report.password:
-            site = settings.SITE_URL.rstrip("/")
-            self.stdout.write(
-                f"Demo staff login: {services.DEMO_USERNAME} / {report.password} "
-                f"(the site {site}/ and the admin {site}/admin/)"
-            )
+            if password_file is not None:
+                login.password_file_write(password_file, report.password)
+            self.stdout.write(login.login_line(report.password))
         else:
             self.stdout.write(self.login_reminder())
 
@@ -76,5 +93,5 @@ class Command(BaseCommand):
     def login_reminder(self) -> str:
         return (
             f"Demo staff login: {services.DEMO_USERNAME} (its password was printed when it was "
-            "made; `make reset` starts the demo over and prints a new one)."
+            "made; `make demo-password` gives it a new one, `make reset` starts the demo over)."
         )
