@@ -201,10 +201,6 @@ CELERY_BROKER_URL = env_str(
     "CELERY_BROKER_URL",
     urlunsplit(urlsplit(MONGODB_URI)._replace(path=f"/{MONGODB_DB}_broker")),
 )
-# On MongoDB, kombu's transport with a wait for messages that ends when the worker is told to
-# stop (leaderboard_site/broker.py), so a warm shutdown fits in honcho's 5 s after Ctrl-C.
-if CELERY_BROKER_URL.startswith("mongodb://"):
-    CELERY_BROKER_TRANSPORT = "leaderboard_site.broker:Transport"
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
