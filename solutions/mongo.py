@@ -4,8 +4,8 @@ Collections:
 - ``submissions``: every attempt with its verdict (the audit trail).
 - ``solves``: the first accepted solve of each (programmer, problem); a unique key makes it count
   once. The source of truth: every board can be rebuilt from it.
-- the engine's collections (``entries.<board>``, ``orders``, ``order_sets``, ``appliers``): see
-  `leaderboard.store`, which alone names them and declares their indexes.
+- the engine's collections (``entries.<board>``, ``orders``, ``order_sets``, ``appliers``,
+  ``group_names``): see `leaderboard.store`, which alone names them and declares their indexes.
 - ``problem_stats``: one document per problem, its solver count and its first and latest
   solvers, kept beside the log (see `solvers`, which alone names its fields).
 - ``requests``: API idempotency keys and their first answers.

@@ -10,10 +10,11 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import QuerySet
+from django_countries.fields import Country
 from pymongo import DESCENDING
 
 from . import leaderboard, mongo, solvers
-from .leaderboard import sets, store, streaks
+from .leaderboard import groups, sets, store, streaks
 from .models import Board, Problem, Programmer, handle_key
 from .services import today
 
@@ -270,6 +271,114 @@ def programmer_position(
     entry = store.entry_read(board.slug, programmer.pk, [key])
     position = _position(board, key, scope, entry, standing.key)
     return None if position is None else position + 1
+
+
+# --- groups ranked against each other ----------------------------------------------------------
+
+GROUP_KINDS = groups.KINDS  # "country", "org"
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    """A country or an organization on a board day's ranklist of groups (see `groups`)."""
+
+    rank: int
+    kind: str
+    value: str  # what `?country=` or `?org=` takes: the country's code, the organization's name
+    key: int  # the exact score's key: equal keys, equal scores
+    members: int  # the group's programmers on the board that day
+
+    @property
+    def name(self) -> str:
+        """The group in words: the country's name, or the organization's."""
+        if self.kind == "country":
+            return Country(code=self.value).name or self.value
+        return self.value
+
+    @property
+    def score(self) -> float:
+        """The group's score with one decimal."""
+        return groups.score_shown(self.key)
+
+
+@dataclass
+class GroupPage:
+    board: Board
+    day: int
+    kind: str
+    total: int  # groups of that kind with somebody on the board that day
+    page: int
+    page_size: int
+    rows: list[GroupRow] = field(default_factory=list)
+
+    @property
+    def date(self) -> dt.date:
+        return leaderboard.day_to_date(self.day)
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.page_size))
+
+    @property
+    def of_countries(self) -> bool:
+        return self.kind == "country"
+
+
+def _group_rows(kind: str, ranked: list[groups.Ranked], ranks: list[int]) -> list[GroupRow]:
+    """The rows of ranked groups, named from their ids (one `$in` read)."""
+    scopes = store.group_names_read({group.group_id for group in ranked})
+    rows = []
+    for group, rank in zip(ranked, ranks, strict=True):
+        scope = scopes.get(group.group_id, f"{kind}:?")  # a name never stored: see `rebuild`
+        rows.append(GroupRow(rank, kind, scope.split(":", 1)[1], group.key, group.members))
+    return rows
+
+
+def group_ranklist(
+    *, board: Board, kind: str, day: int | None = None, page: int = 1, page_size: int = PAGE_SIZE
+) -> GroupPage:
+    """One page of a board day's ranklist of countries (`kind="country"`) or organizations
+    (`"org"`), best first: the ranklist's journal part, its manifest and the sets holding the
+    page from the group before it (three reads by `_id`, at any offset and any number of groups
+    or programmers), then the groups' names (one `$in`); only when a tie runs on from the page
+    before, where that tie starts (three more). Equal scores share a rank (1, 2, 2, 4)."""
+    day = today() if day is None else day
+    offset = (page - 1) * page_size
+    start = max(0, offset - 1)  # the group before the page tells whether a tie runs on into it
+    key, scope = day_key(board, day), groups.ranklist_scope(kind)
+    histogram, records = store.order_records(
+        board.slug, key, scope, start, offset + page_size - start
+    )
+    ranked = [groups.Ranked.of(record) for record in records]
+    before = ranked.pop(0) if offset and ranked else None
+    result = GroupPage(board, day, kind, sum(histogram.values()), page, page_size)
+    if not ranked:
+        return result
+    first_rank = offset + 1
+    if before is not None and before.key == ranked[0].key:
+        first_rank = 1 + store.records_before(board.slug, key, scope, groups.probe(ranked[0].key))
+    ranks = groups.shared_ranks([group.key for group in ranked], first_rank, offset)
+    result.rows = _group_rows(kind, ranked, ranks)
+    return result
+
+
+def group_standing(*, board: Board, scope: str, day: int | None = None) -> GroupRow | None:
+    """Where one group (``country:BD``) stands on the ranklist of its kind on a board day (None:
+    nobody of it is on the board): its histogram gives its record, and the groups ranked above
+    it are those before its score in the ranklist (two reads, then three)."""
+    kind = groups.kind_of(scope)
+    if kind is None:
+        return None
+    day = today() if day is None else day
+    key = day_key(board, day)
+    record = groups.record(scope, store.histogram_read(board.slug, key, scope))
+    if record is None:
+        return None
+    group = groups.Ranked.of(record)
+    before = store.records_before(
+        board.slug, key, groups.ranklist_scope(kind), groups.probe(group.key)
+    )
+    return GroupRow(before + 1, kind, scope.split(":", 1)[1], group.key, group.members)
 
 
 # --- search by the start of a handle -----------------------------------------------------------

@@ -29,6 +29,8 @@ from .forms import AnswerForm, BoardQueryForm, SignupForm
 from .models import Board, Problem, Programmer
 
 NEIGHBOURS = 4  # shown above and below a searched programmer
+# The board page's views of the groups themselves ranked against each other: `?view=<name>`.
+GROUP_VIEWS = {"countries": "country", "organizations": "org"}
 # Rendered rows are keyed by the board's version, so a solve makes new keys rather than stale
 # entries; this only bounds how long the keys of old versions linger.
 ROWS_CACHE_SECONDS = 600
@@ -190,7 +192,8 @@ def _board_response(request: HttpRequest, board: Board, fragment: bool) -> HttpR
         live_url = reverse("board_live", args=[board.slug])
         context["live_url"] = f"{live_url}?{query_string}" if query_string else live_url
         context["live_etag"] = quote_etag(etags.board_etag(request, board.slug, fragment=True))
-    missing_page = "page" in context and context["page"].page > context["page"].pages
+    shown = context.get("page") or context.get("groups")
+    missing_page = shown is not None and shown.page > shown.pages
     template = "solutions/_board_live.html" if fragment else "solutions/board.html"
     return render(request, template, context, status=404 if missing_page else 200)
 
@@ -298,8 +301,8 @@ def _board_context(
     fragment: bool = False,
 ) -> dict:
     """What the board page shows: the whole board's page, the programmers whose handle starts
-    with a search (`?q=`; one of them with their neighbours), or a registered board view
-    (`?view=following`)."""
+    with a search (`?q=`; one of them with their neighbours), a registered board view
+    (`?view=following`), or the countries or organizations ranked (`?view=countries`)."""
     day, scope, today = query.day, query.scope, services.today()
     context = {
         "board": board,
@@ -314,6 +317,9 @@ def _board_context(
         "me": programmer,
         "mine": None,
     }
+    if request.GET.get("view") in GROUP_VIEWS:
+        kind = GROUP_VIEWS[request.GET["view"]]
+        return context | _groups_context(request, board, query, programmer, kind, fragment)
     if programmer is not None:
         context["mine"] = selectors.programmer_standing(
             board=board, programmer=programmer, day=day, scope=scope
@@ -354,6 +360,43 @@ def _page_context(
             min(page.page, paginator.num_pages), on_each_side=2, on_ends=1
         ),
     }
+
+
+def _groups_context(
+    request: HttpRequest,
+    board: Board,
+    query: BoardQueryForm,
+    programmer: Programmer | None,
+    kind: str,
+    fragment: bool,
+) -> dict:
+    """One page of the board day's countries or organizations, ranked against each other (read
+    once per board version, like the rows), and where the viewer's own group stands."""
+    version = etags.board_version_of(request, board.slug, polled=fragment)
+    number = query.cleaned_data["page"] or 1
+    parts = (board.slug, board.spec, version, services.today(), query.day, kind, number)
+    key = "board-groups:" + live.etag(*parts)
+    found = cache.get(key)
+    if found is None:
+        found = selectors.group_ranklist(board=board, kind=kind, day=query.day, page=number)
+        cache.set(key, found, ROWS_CACHE_SECONDS)
+    own = _own_group(programmer, kind)
+    paginator = Paginator(range(found.total), selectors.PAGE_SIZE)
+    return {
+        "view": request.GET["view"],
+        "groups": found,
+        "my_group": own and selectors.group_standing(board=board, scope=own, day=query.day),
+        "date_query": "" if found.day == services.today() else f"date={found.date}",
+        "page_links": paginator.get_elided_page_range(
+            min(found.page, paginator.num_pages), on_each_side=2, on_ends=1
+        ),
+    }
+
+
+def _own_group(programmer: Programmer | None, kind: str) -> str:
+    """The signed-in programmer's group of that kind (``country:BD``), or ""."""
+    scopes = programmer.group_scopes() if programmer is not None else []
+    return next((scope for scope in scopes if scope.startswith(f"{kind}:")), "")
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,7 @@ def test_the_description_is_served_and_is_valid_openapi(db):
         "/api/v1/submissions",
         "/api/v1/boards",
         "/api/v1/boards/{board}",
+        "/api/v1/boards/{board}/groups",
         "/api/v1/problems",
         "/api/v1/programmers/{handle}/activity",
         "/api/v1/boards/{board}/programmers/{handle}",
@@ -162,7 +163,7 @@ def test_every_example_in_the_description_is_accepted(client, api_schema, creden
                     )
                 assert 200 <= response.status_code < 300, (method, url, body, response.json())
                 sent += 1
-    assert sent == 11
+    assert sent == 12
 
 
 def response_validator(path: str, method: str, status: int) -> Draft202012Validator:
@@ -189,6 +190,11 @@ def test_real_answers_match_the_described_shapes(client, api_schema, credentials
         ("/api/v1/me", "get", client.get("/api/v1/me", headers=reader)),
         ("/api/v1/programmers", "get", client.get("/api/v1/programmers?prefix=b")),
         (
+            "/api/v1/boards/{board}/groups",
+            "get",
+            client.get("/api/v1/boards/last-7-days/groups?kind=country"),
+        ),
+        (
             "/api/v1/solves",
             "post",
             client.post("/api/v1/solves", json.dumps(body), "application/json", headers=judge),
@@ -208,6 +214,7 @@ def test_real_answers_match_the_described_shapes(client, api_schema, credentials
         validator = response_validator(path, method, response.status_code)
         assert list(validator.iter_errors(response.json())) == [], (path, response.json())
     assert [response.status_code for _, _, response in answers] == [
+        200,
         200,
         200,
         200,

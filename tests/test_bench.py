@@ -41,10 +41,11 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     assert small["top page (cached)"] == large["top page (cached)"] == 0
     # A solve (the bench's programmer solving again): the log and each board's entry; the lease,
     # listing them as pending; each board's entry read; the journals of every board at once
-    # (one read, one write: no manifest and no set); each board's record of what the orders
-    # hold; the lease back; the live counters and the "applied" mark. Before the boards, the
-    # problem's solver count (`solvers`): its document, then the solve marked counted.
-    journals = 1 + 1
+    # with the histograms of the groups' orders it moves, for the groups' ranklists (two reads
+    # of at most 40 ids, one write: no manifest and no set); each board's record of what the
+    # orders hold; the lease back; the live counters and the "applied" mark. Before the boards,
+    # the problem's solver count (`solvers`): its document, then the solve marked counted.
+    journals = 2 + 1
     problem_count = 2
     assert (
         small["solve (3 boards)"]
@@ -55,12 +56,22 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     # of the 20 listed entries, whatever the board's size (its SQL queries are in the detail).
     assert small["prefix search (API)"] == large["prefix search (API)"] == 3
     # Another programmer each time costs the same, until a journal is full and folded.
-    assert small["solve, another each time"] == large["solve, another each time"] == 18
+    assert small["solve, another each time"] == large["solve, another each time"] == 19
+    # Groups ranked against each other: the ranklist's journal part, manifest and at most one
+    # read of sets, then the groups' names; when a tie runs on from the page before, three more
+    # reads to find where it starts.
+    assert small["countries ranked"] <= 4 and large["countries ranked"] <= 4
+    for size in (small, large):
+        assert size["organizations, middle page (API)"] in (3, 4, 6, 7)
     # The server's own account (explain) of the documents the reads examined: no read scans.
     # (A group of 200 fits inside its manifest: one document, not two.)
     examined = {r.operation: r.examined for r in results if r.programmers == 200}
     examined_large = {r.operation: r.examined for r in results if r.programmers == 2000}
     assert examined.pop("group page") <= examined_large.pop("group page") <= 2
+    # The ranklists: at most the journal, the manifest and a set twice, and the page's names.
+    for each in (examined, examined_large):
+        assert each.pop("countries ranked") <= 2 + 6  # six countries at most, named
+        assert each.pop("organizations, middle page (API)") <= 6 + 25
     assert examined == examined_large
     assert all(examined[page] <= 2 for page in ("page 1", "middle page", "last page", "rank"))
     # The scratch database is gone afterwards.
@@ -77,7 +88,7 @@ def test_the_command_prints_a_table_of_commands_and_times(embedded_server, db, s
     lines = out.getvalue().splitlines()
     assert any("programmers" in line and "commands" in line for line in lines)
     rows = [line for line in lines if re.match(r"\s*(30|60)  \w", line)]
-    assert len(rows) == 24  # twelve operations at two sizes
+    assert len(rows) == 28  # fourteen operations at two sizes
     steady = "Same number of commands at every size: top page (first build), top page (cached)"
     assert steady in lines[-1]
 

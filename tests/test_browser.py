@@ -381,6 +381,8 @@ MAIN_PAGES = [
     ("board-all-time", "/leaderboard/all-time/"),
     ("board-country", "/leaderboard/?country=BD"),
     ("board-search", "/leaderboard/?q=bob"),
+    ("board-countries", "/leaderboard/?view=countries"),
+    ("board-organizations", "/leaderboard/?view=organizations"),
     ("profile", "/u/Alice/"),
     ("problems", "/problems/"),
     ("problem", "/problems/p1/"),

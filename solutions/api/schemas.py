@@ -341,6 +341,51 @@ class HandleMatches(BaseModel):
     )
 
 
+# --- groups ranked against each other ----------------------------------------------------------
+
+GROUP_SCORE = (
+    "A group's score on a board day is the weighted sum of its members' scores sorted from the "
+    "best, s_0 >= s_1 >= ...: sum of s_i * (1/5) * (4/5)^i (i from 0), so each member counts for "
+    "less than the one before and a group is not ranked by its size alone. Its members are its "
+    "programmers on the board that day (score above zero); hidden and banned programmers are "
+    "left out, as from the boards. Equal scores share a rank (1, 2, 2, 4), compared exactly; "
+    "`score` is rounded to one decimal."
+)
+
+
+class GroupsQuery(BoardQuery):
+    """The board query and which groups to rank."""
+
+    kind: Literal["country", "org"] = Field(
+        description="country: the countries ranked against each other; org: the organizations",
+        json_schema_extra={"example": "country"},
+    )
+
+
+class GroupOut(BaseModel):
+    rank: int = Field(ge=1)
+    group: str = Field(
+        description="The country's ISO 3166 code or the organization's name: what `country` or "
+        "`org` takes on the board endpoints, to rank the group's programmers"
+    )
+    name: str = Field(description="The country's name, or the organization's")
+    score: float = Field(ge=0, description="The group's score, rounded to one decimal")
+    members: int = Field(ge=1, description="The group's programmers on the board that day")
+
+
+class GroupRanklist(BaseModel):
+    __doc__ = f"The groups of a kind ranked against each other on a board day. {GROUP_SCORE}"
+
+    board: str
+    date: dt.date
+    kind: Literal["country", "org"]
+    total: int = Field(ge=0, description="Groups of that kind with programmers on the board")
+    page: int = Field(ge=1)
+    page_size: int = Field(ge=1, le=MAX_PAGE_SIZE)
+    pages: int = Field(ge=1)
+    entries: list[GroupOut] = Field(description="Best first; equal scores in a fixed order")
+
+
 # --- a programmer's year and the problems ------------------------------------------------------
 
 

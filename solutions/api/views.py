@@ -32,6 +32,8 @@ from .schemas import (
     BoardQuery,
     Credentials,
     Error,
+    GroupRanklist,
+    GroupsQuery,
     HandleMatches,
     MeQuery,
     ProblemsPage,
@@ -219,6 +221,46 @@ def board_page(request: HttpRequest, query: Query[BoardQuery], board: BoardSlug 
         "page_size": page.page_size,
         "pages": page.pages,
         "entries": [row_json(row) for row in page.rows],
+    }
+
+
+@read(
+    "/boards/{slug:board}/groups",
+    response={200: GroupRanklist, 400: Error, 404: Error},
+    operation_id="getGroupRanklist",
+    summary="The countries or the organizations of a board day ranked against each other",
+)
+def group_ranklist(
+    request: HttpRequest, query: Query[GroupsQuery], board: BoardSlug = BOARD
+) -> dict:
+    """One page of the groups of `kind`, best first; a page past the end is empty. Each group's
+    `group` is what `country` or `org` takes on the board endpoints, to rank its programmers."""
+    board_ = board_or_404(board)
+    page = selectors.group_ranklist(
+        board=board_,
+        kind=query.kind,
+        day=board_day(board_, query),
+        page=query.page,
+        page_size=query.page_size,
+    )
+    return {
+        "board": board_.slug,
+        "date": page.date,
+        "kind": page.kind,
+        "total": page.total,
+        "page": page.page,
+        "page_size": page.page_size,
+        "pages": page.pages,
+        "entries": [
+            {
+                "rank": row.rank,
+                "group": row.value,
+                "name": row.name,
+                "score": row.score,
+                "members": row.members,
+            }
+            for row in page.rows
+        ],
     }
 
 

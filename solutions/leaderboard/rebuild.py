@@ -6,7 +6,9 @@ boards; `tests/test_rebuild.py` checks it on random streams with late and repeat
 Memory stays bounded however long the log: the solves arrive in programmer order (the caller
 streams them), so only one programmer's solves are in memory at a time and entries are written in
 batches; the orders are then built from the entries in one pass that spills each order's records
-to a scratch file, and each order is sorted and cut into sets on its own.
+to a scratch file, and each order is sorted and cut into sets on its own. Each group's order
+gives its group's record in the day's ranklist (`groups`), spilled the same way, and the
+ranklists are built last.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 from pymongo import InsertOne, ReplaceOne
 from pymongo.collection import Collection
 
-from . import maths, sets, store
+from . import groups, maths, sets, store
 
 BATCH = 1_000
 SPILL_BYTES = 1 << 20  # buffer this much of an order's records before appending to its file
@@ -136,7 +138,10 @@ def board_rebuild(
             return report
         for start in range(0, len(stale), BATCH):
             writer.collection.delete_many({"_id": {"$in": stale[start : start + BATCH]}})
-        report.orders = _orders_build(board_slug, spill.files())
+        store.group_names_write(spill.scopes)
+        ranked = Path(scratch) / "ranklists"  # files of their own: each spill numbers its files
+        ranked.mkdir()
+        report.orders = _orders_build(board_slug, spill, _Spill(board_slug, 0, ranked))
     return report
 
 
@@ -185,15 +190,37 @@ class _EntryWriter:
         return [pid for pid in stored if pid not in self.seen]
 
 
-def _orders_build(board_slug: str, files: dict[str, Path]) -> int:
-    """Replace a board's orders with those of the spilled records: each order sorted on its own
-    and cut into half-full sets, written in batches."""
+def _orders_build(board_slug: str, spill: _Spill, ranklists: _Spill) -> int:
+    """Replace a board's orders with those of the spilled records, each order sorted on its own
+    and cut into half-full sets, written in batches; then the ranklists of the groups' orders.
+    Returns how many orders were written."""
     store.orders_forget(board_slug)
+
+    def ranked(order: str, manifest: sets.Manifest) -> None:
+        day_key, scope = spill.places[order]
+        kind = groups.kind_of(scope)
+        if kind and (record := groups.record(scope, manifest.histogram)):
+            ranklists.append(
+                store.order_id(board_slug, day_key, groups.ranklist_scope(kind)), record
+            )
+
+    written = _orders_sort_and_write(spill.files(), ranked)
+    written += _orders_sort_and_write(ranklists.files())
+    store.pending_clear(board_slug)
+    return written
+
+
+def _orders_sort_and_write(
+    files: dict[str, Path], built_one: Callable[[str, sets.Manifest], object] = lambda *_: None
+) -> int:
+    """Each order of these files sorted and cut into sets, written a few MB at a time; `built_one`
+    is told of each order built."""
     built: dict = {}
     for order, path in files.items():
         records = sets.records_of(path.read_bytes())
         records.sort()
         built[order] = sets.sets_build(records)
+        built_one(order, built[order][0])
         if (
             sum(len(blob) for _m, r in built.values() for _v, blob in r.written.values())
             > WRITE_BYTES
@@ -201,7 +228,6 @@ def _orders_build(board_slug: str, files: dict[str, Path]) -> int:
             store.orders_write(built)
             built.clear()
     store.orders_write(built)
-    store.pending_clear(board_slug)
     return len(files)
 
 
@@ -213,9 +239,12 @@ class _Spill:
         self.board_slug, self.oldest_day, self.scratch = board_slug, oldest_day, scratch
         self.buffers: dict[str, bytearray] = defaultdict(bytearray)
         self.paths: dict[str, Path] = {}
+        self.places: dict[str, tuple[str, str]] = {}  # order: (day, scope)
+        self.scopes: set[str] = set()  # every group of the entries added
 
     def add(self, entry: dict) -> None:
         scopes = ["", *entry.get("groups", [])]
+        self.scopes.update(scopes[1:])
         tail = sets.handle_bytes(entry["handle"], entry["_id"])
         for day_key, key in entry.get("keys", {}).items():
             if key <= 0 or (day_key != maths.ALL_TIME_KEY and int(day_key) < self.oldest_day):
@@ -223,9 +252,13 @@ class _Spill:
             record = (sets.MAX_KEY - key).to_bytes(8, "big") + tail
             for scope in scopes:
                 order = store.order_id(self.board_slug, day_key, scope)
-                self.buffers[order] += record
-                if len(self.buffers[order]) >= SPILL_BYTES:
-                    self._write(order)
+                self.places.setdefault(order, (day_key, scope))
+                self.append(order, record)
+
+    def append(self, order: str, record: bytes) -> None:
+        self.buffers[order] += record
+        if len(self.buffers[order]) >= SPILL_BYTES:
+            self._write(order)
 
     def files(self) -> dict[str, Path]:
         for order in list(self.buffers):

@@ -29,13 +29,22 @@ dozens of manifests is what a solve would cost, each some 80 KB at a million pro
 solve records its moves in one document per board instead: for each order, each programmer's
 pair (the record the manifest holds, the record they hold now). A programmer moving again
 replaces their pair, so a journal grows with the programmers who moved, not with their solves.
-Once a journal holds JOURNAL_MAX pairs, the batch that filled it folds it into the manifests and
-sets and empties it in a new **epoch**; each manifest records the epoch it holds (``folded``).
+Once a journal holds JOURNAL_MAX programmers' pairs, the batch that filled it folds it into the
+manifests and sets and empties it in a new **epoch**; each manifest records the epoch it holds
+(``folded``).
 
 **Reading** a page, a rank or a neighbourhood is the day's part of the journal, the manifest
 (asking only for the columns it uses) and at most one read of sets, all by `_id`, at any size.
 The journal's pairs are laid over the manifest as departures and arrivals (`sets.Manifest
 .journal_lay`) unless the manifest already holds that epoch.
+
+**Group ranklists** (scope ``groups:country`` or ``groups:org`` of each board day): the groups
+themselves ranked against each other, one record a group computed from its own order's
+histogram (see `groups`), kept as an order like the others. The batch that moves programmers
+reads, with the journals, the histograms of the groups' orders it moves, and records in the same
+journal write each group's move from the record of its histogram before the batch to the one
+after (`_group_moves`); folds, pages and prunes then treat them as any order. A group's scope is
+kept by its id in ``group_names``.
 
 Why `_id` reads: the embedded server (SecantusDB 0.7, the default and the test server) never uses
 a wildcard index (``keys.$**`` is kept as a plain index on the literal path, so every
@@ -89,7 +98,7 @@ from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, ConnectionFailure, DuplicateKeyError
 
 from .. import mongo
-from . import maths, sets, turns
+from . import groups, maths, sets, turns
 
 APPLIED_KEPT = 64  # solve ids an entry remembers: far more than can be in flight at once
 APPLY_LEASE = dt.timedelta(seconds=30)  # longer than any batch takes; frees a crashed applier
@@ -168,6 +177,11 @@ def order_sets() -> Collection:
 
 def appliers() -> Collection:
     return mongo.get_db()["appliers"]
+
+
+def group_names() -> Collection:
+    """The scope of each group a ranklist holds, by its id (see `groups`): ``{_id: id, scope}``."""
+    return mongo.get_db()["group_names"]
 
 
 def board_indexes(board_slugs: Iterable[str] | None = None) -> dict[str, list[IndexModel]]:
@@ -596,9 +610,17 @@ def order_page(
 ) -> tuple[dict[int, int], list[sets.Member]]:
     """A board day's histogram and `limit` members from 0-based `offset`, in listing order: the
     manifest, then the one or two sets holding them (two `_id` reads at any offset and size)."""
+    histogram, records = order_records(board_slug, day_key, scope, offset, limit)
+    return histogram, [sets.Member.from_record(record) for record in records]
+
+
+def order_records(
+    board_slug: str, day_key: str, scope: str, offset: int, limit: int
+) -> tuple[dict[int, int], list[bytes]]:
+    """`order_page` as the records themselves (a group ranklist's are not programmers)."""
     order = order_id(board_slug, day_key, scope)
 
-    def read(last_try: bool) -> tuple[dict[int, int], list[sets.Member]]:
+    def read(last_try: bool) -> tuple[dict[int, int], list[bytes]]:
         manifest = _manifest_read(board_slug, day_key, scope, _PAGE)
         first = manifest.set_at(offset)
         if first is None or limit <= 0:
@@ -610,8 +632,7 @@ def order_page(
             wanted.append(wanted[-1] + 1)
             covered += lengths[wanted[-1]]
         records = _records(order, manifest, wanted, last_try)
-        members = [sets.Member.from_record(r) for r in records[inside : inside + limit]]
-        return manifest.histogram, members
+        return manifest.histogram, records[inside : inside + limit]
 
     return _reading(read)
 
@@ -636,6 +657,23 @@ def member_position(board_slug: str, day_key: str, scope: str, member: sets.Memb
     return _reading(read)
 
 
+def records_before(board_slug: str, day_key: str, scope: str, probe: bytes) -> int:
+    """How many members of a board day's order sort before the bytes `probe` (a record's width):
+    the manifest, bisected, then one set. Sets are cut only where separators differ, so every
+    member of the sets before the one found sorts before `probe`, and none of those after."""
+    order = order_id(board_slug, day_key, scope)
+
+    def read(last_try: bool) -> int:
+        manifest = _manifest_read(board_slug, day_key, scope, _PAGE)
+        index = manifest.set_for(probe)
+        if index < 0:
+            return 0
+        records = _records(order, manifest, [index], last_try)
+        return manifest.offset_of_set(index) + bisect.bisect_left(records, probe)
+
+    return _reading(read)
+
+
 def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator[sets.Member]:
     """Every member of a board day in listing order, a few sets at a time (background work such
     as rank-history snapshots: its cost grows with the board, so never on a request)."""
@@ -649,7 +687,11 @@ def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator
 
 # --- the journal of each board ------------------------------------------------------------------
 
-JOURNAL_MAX = 1024  # programmers' moves a board's journal holds before they are folded into orders
+# Programmers' moves a board's journal holds before they are folded into orders. The moves of the
+# groups in the ranklists ride along uncounted: a programmer with g groups makes 38 (1 + g) moves
+# on the default boards and at most 38 g of groups, so they add at most 2/3 to a journal, and
+# counting them would fold half as often again, each fold rewriting the same big manifests.
+JOURNAL_MAX = 1024
 _PAIR_WIDTH = 1 + 2 * sets.RECORD_BYTES  # which of the two is there, then gone and came
 
 
@@ -733,16 +775,39 @@ def _journal_append(journal: dict, parts: dict[tuple[str, str], list[sets.Move]]
         "v": journal.get("v", 0) + 1,
         "epoch": journal.get("epoch", 0),
         "folding": False,
-        "n": sum(len(p) // _PAIR_WIDTH for p in packed.values()),
+        "n": sum(
+            len(p) // _PAIR_WIDTH
+            for key, p in packed.items()
+            if not groups.is_ranklist(_part_order(key)[1])
+        ),
         "p": packed,
     }
 
 
-def _journals_read(boards: Iterable[str]) -> dict[str, dict]:
-    """The journals of these boards (empty for one never written), in one read."""
+_JOURNAL = {"v": 1, "epoch": 1, "folding": 1, "n": 1, "p": 1}
+
+
+def _journals_read(
+    boards: Iterable[str], ranked: Iterable[str] = ()
+) -> tuple[dict[str, dict], dict[str, sets.Manifest]]:
+    """The journals of these boards (empty for one never written), and the histograms of the
+    manifests `ranked` (groups' orders, whose ranklists the batch moves), in the same reads: one
+    for a batch that moves nobody with a group, else `$in` reads of at most IN_MAX ids (the
+    embedded server's `$in` costs the square of its ids). The two kinds of document share the
+    collection and no field but `v`."""
     wanted = {journal_id(board): board for board in boards}
-    found = {doc["_id"]: doc for doc in orders().find({"_id": {"$in": list(wanted)}})}
-    return {board: found.get(journal_id, {}) for journal_id, board in wanted.items()}
+    ids = [*wanted, *ranked]
+    found: dict[str, dict] = {}
+    for start in range(0, len(ids), IN_MAX):
+        part = ids[start : start + IN_MAX]
+        fields = {**_JOURNAL, **_HISTOGRAM, "folded": 1}
+        # One batch each: the server leaves a cursor open when a batch ends exactly at its size.
+        found |= {
+            doc["_id"]: doc
+            for doc in orders().find({"_id": {"$in": part}}, fields, batch_size=len(part) + 1)
+        }
+    journals = {board: found.get(journal_id, {}) for journal_id, board in wanted.items()}
+    return journals, {order: _manifest_decode(found.get(order)) for order in ranked}
 
 
 def _journals_swap(before: dict[str, dict], after: dict[str, dict]) -> None:
@@ -802,6 +867,70 @@ def _journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
     }
     _journals_swap(current, emptied)
     return emptied
+
+
+# --- group ranklists ---------------------------------------------------------------------------
+
+
+def _group_moves(
+    journals: dict[str, dict],
+    bases: dict[str, sets.Manifest],
+    by_part: dict[str, dict[tuple[str, str], list[sets.Move]]],
+) -> dict[str, dict[tuple[str, str], list[sets.Move]]]:
+    """{board: {(day, ranklist scope): moves}}: every group whose order of a day this batch moves
+    leaves the record its histogram gave before the batch for the one it gives after (see
+    `groups`). Both histograms are the manifest's with the journal's part laid over it, before
+    and after this batch's moves, as a reader would see them; so each ranklist holds, for every
+    group, the record of the histogram readers see, and a batch moves it from there."""
+    moves: dict[str, dict[tuple[str, str], list[sets.Move]]] = {}
+    for board, parts in by_part.items():
+        journal = journals[board]
+        epoch, packed = journal.get("epoch", 0), journal.get("p", {})
+        for (day_key, scope), member_moves in parts.items():
+            kind = groups.kind_of(scope)
+            if kind is None:
+                continue
+            base = bases[order_id(board, day_key, scope)]
+            before = _part_unpack(packed.get(_part_key(day_key, scope), b""))
+            after = dict(before)
+            for move in member_moves:
+                _journal_move(after, move)
+            old = groups.record(scope, _histogram_laid(base, epoch, before.values()))
+            new = groups.record(scope, _histogram_laid(base, epoch, after.values()))
+            if old != new:
+                place = (day_key, groups.ranklist_scope(kind))
+                moves.setdefault(board, {}).setdefault(place, []).append(sets.Move(old, new))
+    return moves
+
+
+def _histogram_laid(base: sets.Manifest, epoch: int, pairs: Iterable) -> dict[int, int]:
+    """The histogram of a manifest read for its histogram only, with a journal's part of that
+    epoch laid over it unless it holds that epoch already (as `_manifest_read` does)."""
+    manifest = sets.Manifest(histogram=base.histogram, lasts=None)
+    if base.folded < epoch:
+        manifest.journal_lay(pairs)
+    return manifest.histogram
+
+
+def group_names_write(scopes: Iterable[str]) -> None:
+    """Keep the scope of these groups under their ids (`groups.group_id`), so that a ranklist's
+    page can name them: a batch writes those its programmers join (one bulk, only when somebody
+    joins a group), a rebuild all of them."""
+    writes = [
+        ReplaceOne({"_id": groups.group_id(scope)}, {"scope": scope}, upsert=True)
+        for scope in sorted(set(scopes))
+    ]
+    for start in range(0, len(writes), 1_000):
+        group_names().bulk_write(writes[start : start + 1_000], ordered=False)
+
+
+def group_names_read(ids: Iterable[int]) -> dict[int, str]:
+    """{group id: scope} of these groups (one `$in` read)."""
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    found = group_names().find({"_id": {"$in": wanted}}, batch_size=len(wanted) + 1)
+    return {doc["_id"]: doc["scope"] for doc in found}
 
 
 # --- moving the orders -------------------------------------------------------------------------
@@ -1012,19 +1141,50 @@ _PLACEMENT = {"handle": 1, "groups": 1, "keys": 1, "rev": 1, "placed": 1}
 
 def _orders_apply(wanted: set[tuple[str, int]]) -> None:
     """Move these (board slug, programmer id) in every order they are in, on every board at once:
-    record the moves in the boards' journals (one read, one write), then what the orders hold
+    record the moves in the boards' journals (one read, one write), with the moves of the groups
+    whose scores they change in the groups' ranklists (`_group_moves`), then what the orders hold
     for each programmer (never over a newer record of a later applier), then fold the journals
     that are full. In that sequence a batch that stops anywhere leaves its programmers pending
     with journals and records that the next batch carries on from: a journal's part keeps, for
     each programmer, the record the manifest holds, so moving them again from an older record
     changes nothing that matters; and a fold, which forgets what it moved, only ever follows the
     records of what it moves."""
+    behind, by_part, named = _batch_moves(wanted)
+    if not behind:
+        return
+    ranked = sorted(
+        order_id(board, day_key, scope)
+        for board, parts in by_part.items()
+        for day_key, scope in parts
+        if groups.kind_of(scope)
+    )
+    journals, bases = _journals_read(by_part, ranked)
+    if half_folded := {b: j for b, j in journals.items() if j.get("folding")}:
+        journals.update(_journals_fold(half_folded))  # finished before anything is added
+        bases = _journals_read((), ranked)[1]  # as the fold left them
+    for board, parts in _group_moves(journals, bases, by_part).items():
+        by_part[board].update(parts)
+    group_names_write(named)  # before any ranklist can hold them
+    appended = {board: _journal_append(journals[board], parts) for board, parts in by_part.items()}
+    _journals_swap(journals, appended)
+    _placed_record(behind)
+    if full := {board: j for board, j in appended.items() if j["n"] > JOURNAL_MAX}:
+        _journals_fold(full)
+
+
+def _batch_moves(
+    wanted: set[tuple[str, int]],
+) -> tuple[dict[str, list[tuple[dict, dict]]], dict[str, dict[tuple[str, str], list]], set[str]]:
+    """What a batch moves, from the entries of these (board slug, programmer id), one read a
+    board: ({board: [(entry, what the orders will hold for it)]} of those whose orders are
+    behind, {board: {(day, scope): moves}}, the groups some of them join)."""
     by_board: dict[str, list[int]] = defaultdict(list)
     for board_slug, pid in wanted:
         by_board[board_slug].append(pid)
     oldest = history_from(_today())
     behind: dict[str, list[tuple[dict, dict]]] = {}
     by_part: dict[str, dict[tuple[str, str], list[sets.Move]]] = {}
+    named: set[str] = set()
     for board_slug, pids in sorted(by_board.items()):
         for entry in entries(board_slug).find({"_id": {"$in": pids}}, _PLACEMENT):
             now_placed = placement(entry)
@@ -1034,16 +1194,9 @@ def _orders_apply(wanted: set[tuple[str, int]]) -> None:
             parts = by_part.setdefault(board_slug, defaultdict(list))
             for place, move in _placement_moves(entry, oldest).items():
                 parts[place].append(move)
-    if not behind:
-        return
-    journals = _journals_read(by_part)
-    if half_folded := {b: j for b, j in journals.items() if j.get("folding")}:
-        journals.update(_journals_fold(half_folded))  # finished before anything is added
-    appended = {board: _journal_append(journals[board], parts) for board, parts in by_part.items()}
-    _journals_swap(journals, appended)
-    _placed_record(behind)
-    if full := {board: j for board, j in appended.items() if j["n"] > JOURNAL_MAX}:
-        _journals_fold(full)
+            was_in = (entry.get("placed") or {}).get("groups", [])
+            named.update(set(now_placed["groups"]) - set(was_in))
+    return behind, by_part, named
 
 
 def _placed_record(behind: dict[str, list[tuple[dict, dict]]]) -> None:

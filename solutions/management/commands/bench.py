@@ -50,6 +50,7 @@ from solutions.models import Board, Problem, Programmer
 from tools import embedded_mongo
 
 COUNTRIES = ["BD", "IN", "NP", "PK", "LK", ""]
+ORGANIZATION_SIZE = 20  # programmers of one organization, on average
 INGEST_CLIENTS = 8
 # Seeded programmers are not saved in SQL: their ids start far above any the database gives, so
 # the programmers `--ingest` registers never land on a seeded programmer's entries.
@@ -140,12 +141,19 @@ def scratch_database(uri: str, counter: CommandCounter) -> Iterator[None]:
 
 def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Programmer]:
     """`size` programmers with 1 to 8 solves over the last 10 days (one today, so everybody is on
-    every board), built in bulk like an import: entries streamed from their solves, then every
-    order sorted and cut into sets. Programmers are not saved in SQL (their ids from SEED_IDS):
-    the reads and writes measured here only use their id, handle and groups."""
+    every board), in an organization of about ORGANIZATION_SIZE and most in a country, built in
+    bulk like an import: entries streamed from their solves, then every order sorted and cut
+    into sets. Programmers are not saved in SQL (their ids from SEED_IDS): the reads and writes
+    measured here only use their id, handle and groups."""
     now, now_day = timezone.now(), services.today()
+    organizations = max(1, size // ORGANIZATION_SIZE)
     programmers = [
-        Programmer(pk=SEED_IDS + n, handle=f"bench{n:07d}", country=rng.choice(COUNTRIES))
+        Programmer(
+            pk=SEED_IDS + n,
+            handle=f"bench{n:07d}",
+            country=rng.choice(COUNTRIES),
+            organization=f"Org {n % organizations}",
+        )
         for n in range(size)
     ]
     solves = {
@@ -230,6 +238,8 @@ def bench_operations(
         services.solve_record(programmer=another, problem=problem, solved_at=timezone.now())
 
     browser, top = Client(HTTP_HOST="127.0.0.1"), reverse("board", args=[board.slug])
+    organizations = selectors.group_ranklist(board=board, kind="org").pages
+    groups_api = reverse("api:group_ranklist", args=[board.slug])
 
     def top_page_first_build(_: int) -> None:
         cache.clear()  # as after a deploy, or the first visit of a new day or scope
@@ -247,6 +257,10 @@ def bench_operations(
         ),
         "group page": lambda _: selectors.board_page(board=board, page=1, scope=group),
         "profile": lambda _: selectors.programmer_profile(programmer=programmer),
+        "countries ranked": lambda _: selectors.group_ranklist(board=board, kind="country"),
+        "organizations, middle page (API)": lambda _: browser.get(
+            f"{groups_api}?kind=org&page={max(1, organizations // 2)}"
+        ),
         f"solve ({len(boards)} boards)": solve,
         "solve, another each time": solve_by_another,
     }
@@ -338,7 +352,7 @@ def prefix_search_measure(
 
 
 TABLE_HEADING = (
-    f"{'programmers':>12}  {'operation':<24}{'commands':>9}{'examined':>9}"
+    f"{'programmers':>12}  {'operation':<34}{'commands':>9}{'examined':>9}"
     f"{'median ms':>11}{'p95 ms':>9}{'redis ms':>10}  commands by name"
 )
 
@@ -347,7 +361,7 @@ def table_row(result: Measure) -> str:
     redis = f"{result.redis:>10.2f}" if result.redis is not None else f"{'':>10}"
     examined = f"{result.examined:>9,}" if result.examined is not None else f"{'':>9}"
     return (
-        f"{result.programmers:>12,}  {result.operation:<24}{result.commands:>9}{examined}"
+        f"{result.programmers:>12,}  {result.operation:<34}{result.commands:>9}{examined}"
         f"{result.median:>11.1f}{result.p95:>9.1f}{redis}  {result.detail}"
     )
 

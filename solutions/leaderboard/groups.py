@@ -1,0 +1,192 @@
+"""Group ranklists: the countries, or the organizations, of a board day ranked against each other.
+Pure: no I/O (`store` keeps the ranklists, `selectors` reads them).
+
+**A group's score** on a board day is the weighted sum of its members' scores sorted from the
+best, s_0 >= s_1 >= ...: ``S = sum of s_i * (1/5) * (4/5)^i`` (Kattis ranks countries and
+universities this way). The weights add up to less than 1, so a group never scores more than its
+best member, and each member counts for less than the one before: a group is not ranked by its
+size alone. Its members are the programmers of the group on the board that day (a score above
+zero); hidden and banned programmers are off the boards, so off their groups too.
+
+**From the histogram.** Members with equal scores hold consecutive places, so with a_v members
+scoring more than v and c_v scoring v, those at v add ``v * ((4/5)^a_v - (4/5)^(a_v + c_v))``:
+a group's score is a sum over the histogram ({score: members}) that the engine keeps for every
+order, a group's own included. Its size is the number of distinct scores, not of members.
+
+**Exact, in bounded space.** S is a fraction over 5^n for n members: comparing two exactly takes
+digits in proportion to n. A group keeps instead its **score key**, ``floor(S * 2^64)``, computed
+exactly (`score_key`): the first HEAD places as an exact fraction, the rest bounded above by
+``s_HEAD * (4/5)^HEAD``; when the floors of the two bounds agree (all but always) that is the key,
+else more places are taken. Equal scores get equal keys, and keys differ whenever scores differ
+by 2^-64 (about 5e-20) or more, as two different scores of groups of up to 27 members always do
+(5^27 < 2^64): only larger groups whose scores differ by less than that share a rank. Ties share
+a rank (1, 2, 2, 4), compared by key. Pages show the score with one decimal, rounded half up
+(`score_tenths`; S * 10 is never exactly halfway, as its denominator is a power of 5).
+
+**A group in a ranklist** is a record of the same width as a board day's members (see `sets`), so
+a ranklist is an order like any other: sorted sets with a manifest, journaled by the batch that
+moves the members and folded with them, paged by `_id` at any size. Its bytes:
+
+    12 bytes  2^95 - 1 - the score key (big-endian): a better score sorts first
+     8 bytes  the group's id: equal scores are listed by it, and sets can be cut between them
+    20 bytes  zero
+     8 bytes  the group's id again, where `sets` finds who a record is
+     4 bytes  the members on the board that day
+
+A record is a function of the group's histogram alone, so the batch that changes the histogram
+knows the record it replaces without reading the ranklist. The manifest's own histogram counts
+the groups by the whole part of their score (`sets.record_score`), so it sums to the number of
+groups ranked. A group's id is a hash of its scope (``country:BD``); the scope itself is kept
+beside it (``store.group_names_write``), as an organization's name is free text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from . import sets
+
+KINDS = ("country", "org")
+HEAD = 320  # places summed exactly before the rest is bounded: (4/5)^320 is about 2^-103
+FRACTION_BITS = 64
+KEY_BYTES = 12
+KEY_MAX = 2 ** (8 * KEY_BYTES - 1) - 1  # keeps the first 8 bytes a valid `sets` key
+_FOURS = [4**i for i in range(HEAD + 1)]
+_FIVES = [5**i for i in range(HEAD + 1)]
+
+
+RANKLIST = "groups:"
+
+
+def ranklist_scope(kind: str) -> str:
+    """The scope under which a board day's ranklist of this kind of group is kept (an order's
+    scope, beside ``""`` for everybody and ``country:BD`` for a group's own members)."""
+    return f"{RANKLIST}{kind}"
+
+
+def is_ranklist(scope: str) -> bool:
+    return scope.startswith(RANKLIST)
+
+
+def kind_of(scope: str) -> str | None:
+    """``country`` or ``org`` for a group's scope (``country:BD``); None for any other."""
+    kind = scope.split(":", 1)[0]
+    return kind if kind in KINDS and ":" in scope else None
+
+
+def group_id(scope: str) -> int:
+    """A group's id: 63 bits of a hash of its scope, the same in every process."""
+    digest = hashlib.blake2b(scope.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def members(histogram: Mapping[int, int]) -> int:
+    """The members on the board (a score above zero)."""
+    return sum(count for score, count in histogram.items() if score > 0 and count > 0)
+
+
+def _power(base: int, exponent: int) -> int:
+    table = _FOURS if base == 4 else _FIVES
+    return table[exponent] if exponent <= HEAD else base**exponent
+
+
+def _head(buckets: list[tuple[int, int]], places: int) -> tuple[int, int]:
+    """(sum over the first `places` places of s_i * 4^i * 5^(places-1-i), the score at place
+    `places`, 0 past the end), from the buckets (score, members), best first. A bucket of c
+    members from place a adds s * 4^a * 5^(places-a-c) * (5^c - 4^c)."""
+    numerator = above = 0
+    for score, count in buckets:
+        if above >= places:
+            return numerator, score
+        taken = min(count, places - above)
+        numerator += (
+            score
+            * _power(4, above)
+            * _power(5, places - above - taken)
+            * (_power(5, taken) - _power(4, taken))
+        )
+        above += taken
+        if taken < count:
+            return numerator, score
+    return numerator, 0
+
+
+def score_key(histogram: Mapping[int, int]) -> int:
+    """floor(S * 2^64) of a group with this histogram, exactly (see the module docstring)."""
+    buckets = sorted(((s, n) for s, n in histogram.items() if s > 0 and n > 0), reverse=True)
+    total = sum(n for _s, n in buckets)
+    head = HEAD
+    while True:
+        places = min(head, total)
+        numerator, next_score = _head(buckets, places)
+        low = (numerator << FRACTION_BITS) // _power(5, places)
+        if places == total:
+            return low
+        # The rest adds more than nothing and less than next_score * (4/5)^places.
+        bound = numerator + next_score * _power(4, places)
+        if (bound << FRACTION_BITS) // _power(5, places) == low:
+            return low
+        head *= 4
+
+
+def score_tenths(key: int) -> int:
+    """The score in tenths, rounded half up (what pages show, with one decimal)."""
+    return (key * 10 + (1 << (FRACTION_BITS - 1))) >> FRACTION_BITS
+
+
+def score_shown(key: int) -> float:
+    """The score with one decimal, as a number."""
+    return score_tenths(key) / 10
+
+
+def record(scope: str, histogram: Mapping[int, int]) -> bytes | None:
+    """A group's record in its ranklist (None: nobody of the group is on the board that day)."""
+    count = members(histogram)
+    if not count:
+        return None
+    return _packed(min(score_key(histogram), KEY_MAX), group_id(scope), count)
+
+
+def _packed(key: int, gid: int, count: int) -> bytes:
+    ident = gid.to_bytes(8, "big")
+    inverted = (KEY_MAX - key).to_bytes(KEY_BYTES, "big")
+    return inverted + ident + bytes(20) + ident + min(count, 2**32 - 1).to_bytes(4, "big")
+
+
+def probe(key: int) -> bytes:
+    """The bytes before every record with this key and after every better one: how many records
+    sort before it is how many groups score better."""
+    return _packed(key, 0, 0)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A group as its ranklist holds it."""
+
+    key: int
+    group_id: int
+    members: int
+
+    @classmethod
+    def of(cls, packed: bytes) -> Ranked:
+        assert len(packed) == sets.RECORD_BYTES
+        return cls(
+            key=KEY_MAX - int.from_bytes(packed[:KEY_BYTES], "big"),
+            group_id=int.from_bytes(packed[KEY_BYTES : KEY_BYTES + 8], "big"),
+            members=int.from_bytes(packed[-4:], "big"),
+        )
+
+
+def shared_ranks(keys: list[int], first_rank: int, first_offset: int) -> list[int]:
+    """The ranks of consecutive groups of a ranklist with these keys (best first), the first of
+    them at 0-based `first_offset` with rank `first_rank`: equal keys share a rank, and the next
+    key's rank is one plus the groups before it."""
+    ranks: list[int] = []
+    for position, key in enumerate(keys):
+        if position and key == keys[position - 1]:
+            ranks.append(ranks[-1])
+        else:
+            ranks.append(first_rank if not position else first_offset + position + 1)
+    return ranks
