@@ -312,3 +312,33 @@ def test_a_live_update_glows_only_the_rows_whose_score_changed(
     page.locator(f'tr.moved[data-key="{newbie.pk}"]').wait_for(timeout=5000)
     assert page.locator("tr.moved").count() == 1
     assert tab.errors == []
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_the_profile_shows_the_year_as_an_accessible_heatmap_without_sideways_page_scroll(
+    new_tab, site, viewport
+):
+    tab = new_tab(viewport)
+    tab.open("/u/Alice/")
+    heatmap = tab.page.locator("svg.heatmap")
+    assert heatmap.is_visible() and heatmap.get_attribute("role") == "img"
+    # Its name and description are what a screen reader says for it.
+    names = tab.page.evaluate(
+        """() => document.querySelector("svg.heatmap").getAttribute("aria-labelledby")
+            .split(" ").map(id => document.getElementById(id).textContent)"""
+    )
+    assert len(names) == 2 and names[1].startswith("3 solves on ")
+    # A cell a day, titled with its date and count (Alice's 3 solves, 90 minutes ago and since,
+    # may fall on two days just after midnight).
+    cells = tab.page.locator("svg.heatmap rect title").all_text_contents()
+    counts = [int(match[1]) for cell in cells if (match := re.search(r": (\d+) solves?$", cell))]
+    assert len(cells) >= 365 and sum(counts) == 3
+    assert "Current streak" in tab.page.locator(".year-stats").inner_text()
+    # Wider than a phone, it scrolls inside its own box, reachable from the keyboard.
+    scroller = tab.page.locator(".heatmap-scroll")
+    assert scroller.get_attribute("tabindex") == "0"
+    tab.page.locator("details.year-table > summary").click()
+    rows = tab.page.locator("details.year-table table tbody tr").all_inner_texts()
+    assert sum(int(row.split()[-1]) for row in rows) == 3
+    assert tab.horizontal_overflow() <= 0
+    assert tab.errors == []
