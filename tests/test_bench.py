@@ -57,6 +57,10 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     assert small["prefix search (API)"] == large["prefix search (API)"] == 3
     # Another programmer each time costs the same, until a journal is full and folded.
     assert small["solve, another each time"] == large["solve, another each time"] == 19
+    # The year on a profile reads the programmer's own solves; the problems' solver counts and
+    # a problem's solvers are one read of their `problem_stats` documents: at any size.
+    for operation in ("year and streaks", "problems with solver counts", "a problem's solvers"):
+        assert small[operation] == large[operation] <= 1, operation
     # Groups ranked against each other: the ranklist's journal part, manifest and at most one
     # read of sets, then the groups' names; when a tie runs on from the page before, three more
     # reads to find where it starts.
@@ -88,7 +92,7 @@ def test_the_command_prints_a_table_of_commands_and_times(embedded_server, db, s
     lines = out.getvalue().splitlines()
     assert any("programmers" in line and "commands" in line for line in lines)
     rows = [line for line in lines if re.match(r"\s*(30|60)  \w", line)]
-    assert len(rows) == 28  # fourteen operations at two sizes
+    assert len(rows) == 34  # seventeen operations at two sizes
     steady = "Same number of commands at every size: top page (first build), top page (cached)"
     assert steady in lines[-1]
 

@@ -257,6 +257,11 @@ def bench_operations(
         ),
         "group page": lambda _: selectors.board_page(board=board, page=1, scope=group),
         "profile": lambda _: selectors.programmer_profile(programmer=programmer),
+        "year and streaks": lambda _: selectors.programmer_year(programmer=programmer),
+        "problems with solver counts": lambda _: selectors.problems_with_solvers(),
+        "a problem's solvers": lambda _: selectors.problem_solvers(
+            problem=Problem(slug="bench-1", points=50)
+        ),
         "countries ranked": lambda _: selectors.group_ranklist(board=board, kind="country"),
         "organizations, middle page (API)": lambda _: browser.get(
             f"{groups_api}?kind=org&page={max(1, organizations // 2)}"
