@@ -7,7 +7,6 @@ login last, once the site answers (`demo_login`). The file is written only with 
 from __future__ import annotations
 
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import CommandError
 
 from demo.services import DEMO_USERNAME
+from tools.embedded_mongo import port_accepts
 
 
 def password_file_check() -> None:
@@ -60,16 +60,6 @@ def login_banner(*, password_file: Path) -> str | None:
         f"Demo staff login: {DEMO_USERNAME} (its password is not known here, or was changed: "
         "`make demo-password` gives it a new one and prints it)."
     )
-
-
-def port_accepts(port: int, host: str = "127.0.0.1") -> bool:
-    """Whether a server accepts connections on `port`. A connection that sends no request is
-    not logged by Django's development server, unlike a request would be."""
-    try:
-        with socket.create_connection((host, port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def port_wait(port: int, *, seconds: float) -> bool:

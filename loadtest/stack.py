@@ -15,7 +15,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -26,7 +25,13 @@ from pathlib import Path
 
 import psycopg
 
-from tools.embedded_mongo import CLIENT_OPTIONS, EmbeddedServer, free_port, wait_for_database
+from tools.embedded_mongo import (
+    CLIENT_OPTIONS,
+    EmbeddedServer,
+    free_port,
+    port_accepts,
+    wait_for_database,
+)
 
 from . import browser
 from .proxy import LatencyProxy
@@ -41,14 +46,6 @@ MONGODB_DOWN_SECONDS = 20.0
 
 class Unavailable(RuntimeError):
     """A service the production stack needs is not on this machine."""
-
-
-def reachable(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def wait_for_http(url: str, seconds: float = 60.0) -> None:
@@ -85,7 +82,7 @@ class Stack:
     @staticmethod
     def check_services() -> None:
         """PostgreSQL answering and redis-server installed, or Unavailable saying which not."""
-        if not reachable("127.0.0.1", 5432):
+        if not port_accepts(5432):
             raise Unavailable("PostgreSQL is not answering on 127.0.0.1:5432")
         if shutil.which("redis-server") is None:
             raise Unavailable("redis-server is not installed")
@@ -166,7 +163,7 @@ class Stack:
             + ["--save", "", "--appendonly", "no", "--dir", str(self.run_dir)],
         )
         deadline = time.monotonic() + 10
-        while not reachable("127.0.0.1", self.redis_port):
+        while not port_accepts(self.redis_port):
             if time.monotonic() > deadline:
                 raise RuntimeError("redis-server did not start")
             time.sleep(0.05)

@@ -35,8 +35,21 @@ class Row:
     at_or_above: int = 0  # programmers with this score or better (0: not known), for the tiers
 
 
+class Paged:
+    """Page `page` of `total` rows, `page_size` a page, and how many pages there are (at least
+    one, so an empty list still has its page 1)."""
+
+    total: int
+    page: int
+    page_size: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.page_size))
+
+
 @dataclass
-class BoardPage:
+class BoardPage(Paged):
     board: Board
     day: int
     scope: str
@@ -48,10 +61,6 @@ class BoardPage:
     @property
     def date(self) -> dt.date:
         return leaderboard.day_to_date(self.day)
-
-    @property
-    def pages(self) -> int:
-        return max(1, math.ceil(self.total / self.page_size))
 
 
 @dataclass(frozen=True)
@@ -302,7 +311,7 @@ class GroupRow:
 
 
 @dataclass
-class GroupPage:
+class GroupPage(Paged):
     board: Board
     day: int
     kind: str
@@ -314,10 +323,6 @@ class GroupPage:
     @property
     def date(self) -> dt.date:
         return leaderboard.day_to_date(self.day)
-
-    @property
-    def pages(self) -> int:
-        return max(1, math.ceil(self.total / self.page_size))
 
     @property
     def of_countries(self) -> bool:
@@ -682,15 +687,11 @@ def problems_with_solvers(*, order: str = "title") -> list[ProblemRow]:
 
 
 @dataclass(frozen=True)
-class ProblemsPage:
+class ProblemsPage(Paged):
     total: int
     page: int
     page_size: int
     rows: list[ProblemRow]
-
-    @property
-    def pages(self) -> int:
-        return max(1, math.ceil(self.total / self.page_size))
 
 
 def problems_page(*, page: int = 1, page_size: int = PAGE_SIZE) -> ProblemsPage:

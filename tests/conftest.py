@@ -7,6 +7,7 @@ solved nothing; Staff is a superuser.
 from __future__ import annotations
 
 import datetime as dt
+import random
 
 import mongomock
 import pytest
@@ -103,6 +104,21 @@ def problems(db):
 def make_programmer(handle: str, password: str = "correct horse battery", **profile):
     user = User.objects.create_user(username=handle.lower(), password=password)
     return services.programmer_create(user=user, handle=handle, **profile)
+
+
+def random_solves(
+    rng: random.Random, programmer, problems, *, start: dt.datetime, days: int, late_hours: int
+) -> list[tuple]:
+    """A random history's solves of one programmer: some of `problems`, each at a random moment
+    of the `days` from `start`, a third reported late (up to `late_hours` after). Events to sort
+    by their first item: (reported at, "solve", programmer, problem, solved at)."""
+    events = []
+    for problem in rng.sample(problems, rng.randrange(len(problems) + 1)):
+        solved_at = start + dt.timedelta(seconds=rng.randrange(days * 86400))
+        late_by = rng.randrange(1, late_hours) if rng.random() < 0.33 else 0
+        late = dt.timedelta(hours=late_by)
+        events.append((solved_at + late, "solve", programmer, problem, solved_at))
+    return events
 
 
 @pytest.fixture

@@ -7,24 +7,17 @@ where the services are part of the machine and their absence is a real problem.
 from __future__ import annotations
 
 import os
-import socket
 
 import pytest
+
+from tools.embedded_mongo import port_accepts
 
 POSTGRES_URL = os.environ.get("TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
-def reachable(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def require(name: str, host: str, port: int) -> None:
-    if reachable(host, port):
+    if port_accepts(port, host):
         return
     message = f"{name} is not reachable on {host}:{port}"
     if os.environ.get("CI") == "true":

@@ -31,7 +31,7 @@ from pymongo.errors import AutoReconnect
 from solutions import account_services, leaderboard, mongo, services
 from solutions.leaderboard import groups, sets, store
 from solutions.models import Board, Problem, Programmer
-from tests.conftest import NOW, make_programmer
+from tests.conftest import NOW, make_programmer, random_solves
 from tests.test_pages import ranks
 
 TODAY = leaderboard.epoch_day(NOW, "UTC")  # 18280, 2020-01-19
@@ -173,12 +173,7 @@ def _random_history(rng: random.Random, start: dt.datetime) -> dt.datetime:
     ]
     events = []
     for programmer in programmers:
-        for problem in rng.sample(problems, rng.randrange(len(problems) + 1)):
-            solved_at = start + dt.timedelta(seconds=rng.randrange(9 * 86400))
-            late = (
-                dt.timedelta(hours=rng.randrange(1, 72)) if rng.random() < 0.33 else dt.timedelta()
-            )
-            events.append((solved_at + late, "solve", programmer, problem, solved_at))
+        events += random_solves(rng, programmer, problems, start=start, days=9, late_hours=72)
         for _ in range(rng.randrange(3)):
             moment = start + dt.timedelta(seconds=rng.randrange(10 * 86400))
             events.append((moment, rng.choice(["hidden", "banned", "org"]), programmer, None, None))

@@ -26,7 +26,7 @@ from pymongo import MongoClient, monitoring
 from solutions import leaderboard, mongo, selectors, services, solvers
 from solutions.leaderboard import streaks
 from solutions.models import Problem, Programmer
-from tests.conftest import NOW, make_programmer
+from tests.conftest import NOW, make_programmer, random_solves
 
 TODAY = leaderboard.epoch_day(NOW, "UTC")  # 18280, 2020-01-19
 
@@ -139,12 +139,7 @@ def _random_history(rng: random.Random, programmers, problems, start: dt.datetim
     change the problems' counts are checked against the log."""
     events = []
     for programmer in programmers:
-        for problem in rng.sample(problems, rng.randrange(len(problems) + 1)):
-            solved_at = start + dt.timedelta(seconds=rng.randrange(24 * 86400))
-            late = (
-                dt.timedelta(hours=rng.randrange(1, 96)) if rng.random() < 0.33 else dt.timedelta()
-            )
-            events.append((solved_at + late, "solve", programmer, problem, solved_at))
+        events += random_solves(rng, programmer, problems, start=start, days=24, late_hours=96)
         for _ in range(rng.randrange(3)):
             moment = start + dt.timedelta(seconds=rng.randrange(26 * 86400))
             events.append((moment, "visibility", programmer, None, None))

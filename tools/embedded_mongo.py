@@ -55,6 +55,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def port_accepts(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether a server accepts TCP connections on `host`:`port` (the connection sends nothing,
+    so a web server logs no request for it)."""
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 def answers(uri: str, timeout_ms: int = 500) -> bool:
     """Whether a MongoDB server answers a ping at `uri`."""
     try:

@@ -105,6 +105,16 @@ def board_day(board: Board, query: BoardQuery) -> int:
 # --- shaping answers -------------------------------------------------------------------------
 
 
+def paging(page: selectors.Paged) -> dict:
+    """The fields every paginated answer starts with."""
+    return {
+        "total": page.total,
+        "page": page.page,
+        "page_size": page.page_size,
+        "pages": page.pages,
+    }
+
+
 def row_json(row: selectors.Row) -> dict:
     return {"rank": row.rank, "handle": row.handle, "score": row.score}
 
@@ -216,10 +226,7 @@ def board_page(request: HttpRequest, query: Query[BoardQuery], board: BoardSlug 
     return {
         "board": board_.slug,
         "date": page.date,
-        "total": page.total,
-        "page": page.page,
-        "page_size": page.page_size,
-        "pages": page.pages,
+        **paging(page),
         "entries": [row_json(row) for row in page.rows],
     }
 
@@ -247,10 +254,7 @@ def group_ranklist(
         "board": board_.slug,
         "date": page.date,
         "kind": page.kind,
-        "total": page.total,
-        "page": page.page,
-        "page_size": page.page_size,
-        "pages": page.pages,
+        **paging(page),
         "entries": [
             {
                 "rank": row.rank,
@@ -365,10 +369,7 @@ def problems(request: HttpRequest, query: Query[ProblemsQuery]) -> dict:
     each (kept up to date by every solve, hide and ban; never counted at request time)."""
     page = selectors.problems_page(page=query.page, page_size=query.page_size)
     return {
-        "total": page.total,
-        "page": page.page,
-        "page_size": page.page_size,
-        "pages": page.pages,
+        **paging(page),
         "entries": [
             {
                 "slug": row.problem.slug,
