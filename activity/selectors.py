@@ -17,7 +17,7 @@ from django.db.models import Count, Max, QuerySet
 from pymongo import DESCENDING
 
 from solutions import leaderboard, selectors
-from solutions.leaderboard import store
+from solutions.leaderboard import entries, reading
 from solutions.models import Board, Programmer
 from solutions.services import today
 
@@ -52,9 +52,9 @@ def places_of(
                 places[programmer.pk] = Place(standing.rank, standing.score)
         return places
     key = selectors.day_key(board, day)
-    histogram = store.histogram_read(board.slug, key, scope)
+    histogram = reading.histogram_read(board.slug, key, scope)
     places = {}
-    for pid, sort_key in store.entries_keys(board.slug, on_boards, key, scope).items():
+    for pid, sort_key in entries.entries_keys(board.slug, on_boards, key, scope).items():
         score = leaderboard.key_score(sort_key)
         places[pid] = Place(leaderboard.shared_rank(histogram, score), score)
     return places
@@ -109,7 +109,7 @@ class MovedRow:
 def previous_day_comparable(board: Board, day: int) -> bool:
     """Whether the day before has a board to compare with: kept, and (calendar boards) in the
     same period, so the first day of a month does not show everybody falling."""
-    if day - 1 < store.history_from(today()):
+    if day - 1 < entries.history_from(today()):
         return False
     if board.window in (leaderboard.WEEK, leaderboard.MONTH):
         return board.spec.start(day) < day

@@ -28,7 +28,7 @@ from pymongo.errors import DuplicateKeyError
 
 from solutions import leaderboard, live
 from solutions import selectors as board_selectors
-from solutions.leaderboard import store
+from solutions.leaderboard import entries, reading
 from solutions.models import Board, Programmer
 from solutions.services import today
 
@@ -122,12 +122,12 @@ def history_record(*, board: Board, day: int) -> int:
     """Record every programmer's rank on the board of `day`: one pass over the board in order
     (ranks by position, shared ones by score), written in batches. Returns how many."""
     key = board_selectors.day_key(board, day)
-    total = leaderboard.board_total(store.histogram_read(board.slug, key))
+    total = leaderboard.board_total(reading.histogram_read(board.slug, key))
     expires = dt.datetime.combine(
         leaderboard.day_to_date(day + settings.ACTIVITY_HISTORY_DAYS), dt.time(), tzinfo=dt.UTC
     )
     operations, position, rank, previous_score = [], 0, 0, None
-    for member in store.members_in_order(board.slug, key):
+    for member in reading.members_in_order(board.slug, key):
         score = member.score
         position += 1
         if board.ties == Board.UNIQUE or score != previous_score:
@@ -178,7 +178,7 @@ def history_snapshot(*, board: Board) -> HistoryReport:
         if not board.spec.is_all_time:
             first = max(
                 state.get("final_day", now_day - selectors.CHART_DAYS) + 1,
-                store.history_from(now_day),
+                entries.history_from(now_day),
             )
             report.days += list(range(first, now_day))
         if state.get("version") != version or state.get("day") != now_day:

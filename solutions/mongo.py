@@ -5,19 +5,21 @@ Collections:
 - ``solves``: the first accepted solve of each (programmer, problem); a unique key makes it count
   once. The source of truth: every board can be rebuilt from it.
 - the engine's collections (``entries.<board>``, ``orders``, ``order_sets``, ``appliers``,
-  ``group_names``): see `leaderboard.store`, which alone names them and declares their indexes.
+  ``group_names``): see `leaderboard.entries`, `.orders` and `.applier`, which alone name them;
+  `entries` declares the boards' indexes (`board_indexes_declare`).
 - ``problem_stats``: one document per problem, its solver count and its first and latest
   solvers, kept beside the log (see `solvers`, which alone names its fields).
 - ``requests``: API idempotency keys and their first answers.
 - ``board_versions``: one counter per board, bumped by every change (see `live`).
 
 Indexes: each app declares its collections' indexes next to them and registers the declaration
-here from its `AppConfig.ready()` (`indexes_declare`). `manage.py mongo_indexes` applies every
-declared index (`indexes_ensure`); and since correctness must not wait for an operator to run it,
-each process also creates, once per client and database and before its first use of the database,
-the indexes correctness rests on: unique keys (a re-solve counts nothing) and expiries (keys and
-locks that must not pile up). Creating an index that exists is a no-op, so that costs one command
-per such index, once. Never at import time: pymongo is not fork-safe.
+here from its `AppConfig.ready()` (`indexes_declare`; `board_indexes_declare` for collections of
+each board). `manage.py mongo_indexes` applies every declared index (`indexes_ensure`); and
+since correctness must not wait for an operator to run it, each process also creates, once per
+client and database and before its first use of the database, the indexes correctness rests on:
+unique keys (a re-solve counts nothing) and expiries (keys and locks that must not pile up).
+Creating an index that exists is a no-op, so that costs one command per such index, once. Never
+at import time: pymongo is not fork-safe.
 """
 
 from __future__ import annotations
@@ -209,9 +211,9 @@ def ensure_indexes(board_slugs: list[str]) -> list[str]:
     """Create the indexes of every collection declared for first use and of these boards
     (idempotent: existing ones are left as they are). Returns their names. For the callers that
     add boards; `indexes_ensure` applies every declaration."""
-    from .leaderboard import store  # the engine declares its own collections' indexes
-
-    declared = {**indexes_declared(at_first_use_only=True), **store.board_indexes(board_slugs)}
+    declared = indexes_declared(at_first_use_only=True)
+    for declaration in _board_declarations:
+        declared = {**declared, **declaration(board_slugs)}
     return _indexes_apply(_database(), declared)
 
 
@@ -220,7 +222,12 @@ def ensure_indexes(board_slugs: list[str]) -> list[str]:
 IndexDeclaration = Callable[[], dict[str, list[IndexModel]]]
 """`fn() -> {collection name: [IndexModel, ...]}`: the indexes an app's collections need."""
 
+BoardIndexDeclaration = Callable[..., dict[str, list[IndexModel]]]
+"""`fn(board_slugs=None) -> {collection name: [IndexModel, ...]}`: the indexes of these boards'
+collections, or of every board (listed from SQL) when called with none."""
+
 _declarations: dict[IndexDeclaration, bool] = {}  # declaration -> applied at first use
+_board_declarations: list[BoardIndexDeclaration] = []  # also in `_declarations`, for every board
 _indexes_ready: set[str] = set()  # databases whose first-use indexes the current client made
 _indexes_lock = threading.Lock()
 
@@ -236,6 +243,15 @@ def indexes_declare(declaration: IndexDeclaration, *, at_first_use: bool = True)
     unique and expiring indexes. Pass False for a declaration that must not run then (it reads
     SQL, or builds nothing correctness rests on): only `indexes_ensure` applies it."""
     _declarations[declaration] = at_first_use
+
+
+def board_indexes_declare(declaration: BoardIndexDeclaration) -> None:
+    """Register the indexes of an app's collections of each board (from its `AppConfig.ready()`;
+    again is a no-op): `indexes_ensure` applies them for every board, `ensure_indexes` for the
+    boards it is given. Never at first use: the boards are listed from SQL."""
+    if declaration not in _board_declarations:
+        _board_declarations.append(declaration)
+    indexes_declare(declaration, at_first_use=False)
 
 
 def indexes_declared(*, at_first_use_only: bool = False) -> dict[str, list[IndexModel]]:

@@ -14,7 +14,7 @@ from django_countries.fields import Country
 from pymongo import DESCENDING
 
 from . import leaderboard, mongo, solvers
-from .leaderboard import groups, sets, store, streaks
+from .leaderboard import entries, groups, orders, reading, sets, streaks
 from .models import Board, Problem, Programmer, handle_key
 from .services import today
 
@@ -111,7 +111,7 @@ def problems_published() -> QuerySet[Problem]:
 
 
 def day_key(board: Board, day: int) -> str:
-    return store.board_key(board.spec, day)
+    return entries.board_key(board.spec, day)
 
 
 def _rows(
@@ -149,7 +149,9 @@ def board_page(
     (two `_id` reads at any offset and any size)."""
     day = today() if day is None else day
     offset = (page - 1) * page_size
-    histogram, members = store.order_page(board.slug, day_key(board, day), scope, offset, page_size)
+    histogram, members = reading.order_page(
+        board.slug, day_key(board, day), scope, offset, page_size
+    )
     result = BoardPage(
         board=board,
         day=day,
@@ -173,10 +175,10 @@ def programmer_standing(
     small reads whatever the size of the board (unique ranks read their place in the order)."""
     day = today() if day is None else day
     key = day_key(board, day)
-    histogram = store.histogram_read(board.slug, key, scope)
+    histogram = reading.histogram_read(board.slug, key, scope)
     total = leaderboard.board_total(histogram)
-    entry = store.entry_read(board.slug, programmer.pk, [key])
-    sort_key = store.entry_key(entry, key)
+    entry = entries.entry_read(board.slug, programmer.pk, [key])
+    sort_key = entries.entry_key(entry, key)
     score = leaderboard.key_score(sort_key)
     in_scope = not scope or scope in entry.get("groups", [])
     if score <= 0 or not programmer.on_boards or not in_scope:
@@ -203,7 +205,7 @@ def programmer_standing(
 def _position(board: Board, key: str, scope: str, entry: dict, sort_key: int) -> int | None:
     """A programmer's 0-based place in the listing order of a board day (from their entry)."""
     member = sets.Member(sort_key, entry["handle"], entry["_id"])
-    return store.member_position(board.slug, key, scope, member)
+    return reading.member_position(board.slug, key, scope, member)
 
 
 def programmer_neighbours(
@@ -214,12 +216,12 @@ def programmer_neighbours(
     if standing.rank is None or around <= 0:
         return [], []
     key = day_key(board, standing.day)
-    entry = store.entry_read(board.slug, standing.programmer_id, [key])
+    entry = entries.entry_read(board.slug, standing.programmer_id, [key])
     position = _position(board, key, scope, entry, standing.key) if entry else None
     if position is None:
         return [], []
     first = max(0, position - around)
-    histogram, members = store.order_page(
+    histogram, members = reading.order_page(
         board.slug, key, scope, first, position - first + 1 + around
     )
     rows = _rows(board, members, histogram, first)
@@ -237,8 +239,8 @@ def programmer_forecast(
     now_day = today()
     horizon = days or board.spec.span
     wanted = [now_day + offset for offset in range(1, horizon + 1)]
-    entry = store.entry_read(board.slug, programmer.pk, [str(d) for d in wanted])
-    return [(leaderboard.day_to_date(d), store.entry_sum(entry, str(d))) for d in wanted]
+    entry = entries.entry_read(board.slug, programmer.pk, [str(d) for d in wanted])
+    return [(leaderboard.day_to_date(d), entries.entry_sum(entry, str(d))) for d in wanted]
 
 
 def programmer_solved_problems(*, programmer: Programmer) -> list[dict]:
@@ -262,7 +264,7 @@ def programmer_submissions(*, programmer: Programmer, limit: int = 50) -> list[d
 def day_is_browsable(board: Board, day: int) -> bool:
     """Days whose board is kept: from the oldest kept final board to the end of the forecast."""
     now_day = today()
-    return store.history_from(now_day) <= day <= now_day + max(board.spec.span, 1)
+    return entries.history_from(now_day) <= day <= now_day + max(board.spec.span, 1)
 
 
 def programmer_position(
@@ -277,7 +279,7 @@ def programmer_position(
     if board.ties == Board.UNIQUE:
         return standing.rank  # already the place in the order
     key = day_key(board, standing.day)
-    entry = store.entry_read(board.slug, programmer.pk, [key])
+    entry = entries.entry_read(board.slug, programmer.pk, [key])
     position = _position(board, key, scope, entry, standing.key)
     return None if position is None else position + 1
 
@@ -331,7 +333,7 @@ class GroupPage(Paged):
 
 def _group_rows(kind: str, ranked: list[groups.Ranked], ranks: list[int]) -> list[GroupRow]:
     """The rows of ranked groups, named from their ids (one `$in` read)."""
-    scopes = store.group_names_read({group.group_id for group in ranked})
+    scopes = orders.group_names_read({group.group_id for group in ranked})
     rows = []
     for group, rank in zip(ranked, ranks, strict=True):
         scope = scopes.get(group.group_id, f"{kind}:?")  # a name never stored: see `rebuild`
@@ -351,7 +353,7 @@ def group_ranklist(
     offset = (page - 1) * page_size
     start = max(0, offset - 1)  # the group before the page tells whether a tie runs on into it
     key, scope = day_key(board, day), groups.ranklist_scope(kind)
-    histogram, records = store.order_records(
+    histogram, records = reading.order_records(
         board.slug, key, scope, start, offset + page_size - start
     )
     ranked = [groups.Ranked.of(record) for record in records]
@@ -361,7 +363,7 @@ def group_ranklist(
         return result
     first_rank = offset + 1
     if before is not None and before.key == ranked[0].key:
-        first_rank = 1 + store.records_before(board.slug, key, scope, groups.probe(ranked[0].key))
+        first_rank = 1 + reading.records_before(board.slug, key, scope, groups.probe(ranked[0].key))
     ranks = groups.shared_ranks([group.key for group in ranked], first_rank, offset)
     result.rows = _group_rows(kind, ranked, ranks)
     return result
@@ -376,11 +378,11 @@ def group_standing(*, board: Board, scope: str, day: int | None = None) -> Group
         return None
     day = today() if day is None else day
     key = day_key(board, day)
-    record = groups.record(scope, store.histogram_read(board.slug, key, scope))
+    record = groups.record(scope, reading.histogram_read(board.slug, key, scope))
     if record is None:
         return None
     group = groups.Ranked.of(record)
-    before = store.records_before(
+    before = reading.records_before(
         board.slug, key, groups.ranklist_scope(kind), groups.probe(group.key)
     )
     return GroupRow(before + 1, kind, scope.split(":", 1)[1], group.key, group.members)
@@ -420,7 +422,7 @@ def programmers_places(
     cost the day's histogram (two `_id` reads) and one `$in` read of the programmers' entries,
     however many they are; unique ranks also place each programmer in the order."""
     key = day_key(board, day)
-    histogram = store.histogram_read(board.slug, key, scope)
+    histogram = reading.histogram_read(board.slug, key, scope)
     on_boards = {programmer.pk: programmer for programmer in programmers if programmer.on_boards}
     if not on_boards:
         return {}, leaderboard.board_total(histogram)
@@ -433,7 +435,7 @@ def programmers_places(
                     standing.rank, programmer.handle, standing.score, programmer.pk
                 )
     else:
-        for pid, sort_key in store.entries_keys(board.slug, on_boards, key, scope).items():
+        for pid, sort_key in entries.entries_keys(board.slug, on_boards, key, scope).items():
             score = leaderboard.key_score(sort_key)
             rank = leaderboard.shared_rank(histogram, score)
             rows[pid] = Row(rank, on_boards[pid].handle, score, pid)

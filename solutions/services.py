@@ -20,7 +20,7 @@ from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from . import leaderboard, limits, mongo, rules, solvers
-from .leaderboard import rebuild, store
+from .leaderboard import applier, entries, orders, rebuild
 from .live import boards_touch
 from .models import Board, Problem, Programmer, handle_validator
 
@@ -297,7 +297,7 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
         now_day = today()
         boards = list(Board.objects.all())
         for board in boards:
-            event = store.SolveEvent(
+            event = entries.SolveEvent(
                 solve_id=str(solve["_id"]),
                 programmer_id=programmer.pk,
                 handle=programmer.handle,
@@ -306,9 +306,9 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
                 value=board.value_of(solve["points"]),
                 at=solve["solved_at"],
             )
-            store.entry_count_solve(board.slug, board.spec, event, now_day)
+            entries.entry_count_solve(board.slug, board.spec, event, now_day)
         # The batch that moves them marks the solve applied (`orders_moved`).
-        store.orders_catch_up(
+        applier.orders_catch_up(
             [(board.slug, programmer.pk) for board in boards], tag=_solve_tag(solve["_id"])
         )
     else:
@@ -322,9 +322,9 @@ def _solve_tag(solve_id: ObjectId) -> str:
     return f"{SOLVE_TAG}{solve_id}"
 
 
-def orders_moved(moved: store.Moved) -> None:
+def orders_moved(moved: applier.Moved) -> None:
     """Finish the work of every request whose programmers a batch moved, once for the batch and
-    before any of them answers (`store.on_batch_moved`): mark their solves applied in the log,
+    before any of them answers (`applier.on_batch_moved`): mark their solves applied in the log,
     and bump the live counters of the boards it moved in one write (live pages see the changes
     on their next poll). A solve whose orders never moved stays unapplied for a retry or the
     repair task."""
@@ -376,9 +376,9 @@ def programmer_refresh_boards(*, programmer: Programmer) -> None:
     for board in boards:
         document = entry_from_solves(board, programmer, solves, now_day)
         if document is not None:
-            document["applied"] = sorted(str(s["_id"]) for s in solves)[-store.APPLIED_KEPT :]
+            document["applied"] = sorted(str(s["_id"]) for s in solves)[-entries.APPLIED_KEPT :]
         documents[board.slug] = document
-    store.entries_replace(programmer.pk, documents)  # its batch touches every board listed
+    applier.entries_replace(programmer.pk, documents)  # its batch touches every board listed
     # The problems' solver counts leave them out (or take them back) the same way.
     solvers.programmer_sync(programmer_id=programmer.pk, counted=programmer.on_boards)
 
@@ -387,7 +387,7 @@ def orders_prune() -> int:
     """Drop every board's orders of days past the history kept (beat runs it every hour: it
     finds nothing to do but once a day, after midnight)."""
     now_day = today()
-    return sum(store.orders_prune(board.slug, now_day) for board in Board.objects.all())
+    return sum(orders.orders_prune(board.slug, now_day) for board in Board.objects.all())
 
 
 def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
@@ -404,7 +404,7 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
         mongo.solves().update_many(
             {**pending, "programmer_id": programmer.pk}, {"$set": {"applied": True}}
         )
-    store.orders_catch_up()  # whatever a crash left pending, on every board
+    applier.orders_catch_up()  # whatever a crash left pending, on every board
     solvers.moves_repair(older_than=older_than)  # and in the problems' solver counts
     return len(programmer_ids)
 

@@ -12,7 +12,7 @@ import time_machine
 from django.db import connection
 
 from solutions import leaderboard, mongo, selectors, services
-from solutions.leaderboard import rebuild, sets, store
+from solutions.leaderboard import applier, entries, journals, orders, reading, rebuild, sets
 from solutions.models import Board, Problem
 from tests.conftest import NOW
 
@@ -86,7 +86,7 @@ def test_an_entry_keeps_only_the_days_a_rebuild_would_whatever_the_gap_between_s
     look at every day after a long one. Either way the entry is what a rebuild computes."""
     settings.LEADERBOARD_MAX_LATE_DAYS = 2
     settings.LEADERBOARD_HISTORY_DAYS = 3
-    gaps = [0, 1, 1, 2, store.TRIM_BY_NAME, store.TRIM_BY_NAME + 1, 9, 0, 1]
+    gaps = [0, 1, 1, 2, entries.TRIM_BY_NAME, entries.TRIM_BY_NAME + 1, 9, 0, 1]
     problems = many_problems(len(gaps))
     day = VECTOR_TODAY
     for problem, gap in zip(problems, gaps, strict=True):
@@ -95,10 +95,10 @@ def test_an_entry_keeps_only_the_days_a_rebuild_would_whatever_the_gap_between_s
             solve_on(alice, problem, at_noon(day) - dt.timedelta(days=gap % 3, hours=1))
             solves = list(mongo.solves().find({"programmer_id": alice.pk}))
             for slug, board in boards_of_every_kind.items():
-                stored = store.entries(slug).find_one({"_id": alice.pk})
+                stored = entries.entries(slug).find_one({"_id": alice.pk})
                 rebuilt = services.entry_from_solves(board, alice, solves, day)
                 assert rebuild.comparable(stored) == rebuild.comparable(rebuilt), (slug, gap)
-    kept = store.entries("last-7-days").find_one({"_id": alice.pk})
+    kept = entries.entries("last-7-days").find_one({"_id": alice.pk})
     solved_on = {leaderboard.epoch_day(s["solved_at"], "UTC") for s in solves}
     assert len(kept["days"]) < len(solved_on)  # old days did leave
     assert min(map(int, kept["sums"])) >= day - settings.LEADERBOARD_HISTORY_DAYS
@@ -245,19 +245,19 @@ def test_a_solve_counted_while_another_request_moves_the_orders_is_listed(mongod
     board = boards["last-7-days"]
     first, second = many_problems(2)
     moment = at_noon(VECTOR_TODAY)
-    ours = store.SolveEvent(
+    ours = entries.SolveEvent(
         "ours", alice.pk, alice.handle, tuple(alice.group_scopes()), VECTOR_TODAY, 1, moment
     )
-    real_apply = store._orders_apply
+    real_apply = applier._orders_apply
 
     def our_count_lands_midway(keys):
         real_apply(keys)
-        store.entry_count_solve(board.slug, board.spec, ours, VECTOR_TODAY)
+        entries.entry_count_solve(board.slug, board.spec, ours, VECTOR_TODAY)
 
     with time_machine.travel(moment, tick=False):
-        with mock.patch.object(store, "_orders_apply", side_effect=our_count_lands_midway):
+        with mock.patch.object(applier, "_orders_apply", side_effect=our_count_lands_midway):
             solve_on(alice, first, moment)  # the other request
-        store.orders_catch_up([(board.slug, alice.pk)])  # ours, waiting for the orders
+        applier.orders_catch_up([(board.slug, alice.pk)])  # ours, waiting for the orders
         rows = selectors.board_page(board=board).rows
     assert [(row.handle, row.score) for row in rows] == [("Alice", 2)]
 
@@ -303,18 +303,18 @@ def test_months_start_at_midnight_of_the_first_in_the_leaderboard_time_zone(
 def orders_hold_the_entries(board: Board, days: range) -> None:
     """Every order of these days lists exactly the entries' members, in order, with the
     histogram of their scores; and every entry says the orders hold its current keys."""
-    found = list(store.entries(board.slug).find())
+    found = list(entries.entries(board.slug).find())
     for entry in found:
-        assert entry["placed"] == store.placement(entry), entry["handle"]
+        assert entry["placed"] == entries.placement(entry), entry["handle"]
     for day in days:
-        key = store.board_key(board.spec, day)
+        key = entries.board_key(board.spec, day)
         for scope in ["", "country:BD", "country:IN"]:
             expected = sorted(
                 sets.Member(e["keys"][key], e["handle"], e["_id"]).record()
                 for e in found
                 if e.get("keys", {}).get(key, 0) > 0 and (not scope or scope in e["groups"])
             )
-            histogram, members = store.order_page(board.slug, key, scope, 0, 10_000)
+            histogram, members = reading.order_page(board.slug, key, scope, 0, 10_000)
             assert [m.record() for m in members] == expected, (board.slug, day, scope)
             assert histogram == Counter(sets.record_score(r) for r in expected)
 
@@ -331,7 +331,7 @@ def test_solves_of_the_same_programmers_at_once_move_every_order_exactly_once(
     mongodb, boards, alice, bob, charlie, now, monkeypatch, set_max
 ):
     monkeypatch.setattr(sets, "SET_MAX", set_max)
-    monkeypatch.setattr(store, "INLINE_MAX", min(store.INLINE_MAX, set_max))
+    monkeypatch.setattr(orders, "INLINE_MAX", min(orders.INLINE_MAX, set_max))
     monkeypatch.setattr(sets, "ARRIVALS_MAX", min(sets.ARRIVALS_MAX, set_max))
     problems = many_problems(4)
     people = [alice, bob, charlie]
@@ -363,15 +363,15 @@ def test_a_solve_that_waited_out_a_stuck_holder_is_listed_and_marked_applied_by_
     waits its time out and answers. Nobody has moved her yet, so her solve is not marked applied
     (the repair task would finish it). Once the lease is free, Bob's solve moves both of them in
     one batch and marks both solves applied."""
-    monkeypatch.setattr(store, "APPLY_WAIT_SECONDS", 0.1)
-    holder, _pending = store._lease_take("stuck", [])
+    monkeypatch.setattr(applier, "APPLY_WAIT_SECONDS", 0.1)
+    holder, _pending = applier._lease_take("stuck", [])
     assert holder
     first, second = many_problems(2)
     solve_on(alice, first, NOW)
     board = boards["last-7-days"]
     assert selectors.board_page(board=board).rows == []
     assert mongodb.solves.find_one({"programmer_id": alice.pk})["applied"] is False
-    store._lease_release("stuck", None)
+    applier._lease_release("stuck", None)
     solve_on(bob, second, NOW)
     every_board_shows(boards, [("Alice", 1), ("bob", 1)])
     assert mongodb.solves.count_documents({"applied": True}) == 2
@@ -398,7 +398,7 @@ def solves_listed(solve, people, boards) -> list[threading.Thread]:
         thread.start()
     deadline = time.monotonic() + 10
     wanted = len(people) * len(boards)
-    while len(store.appliers().find_one({"_id": store.LEASE})["pending"]) < wanted:
+    while len(applier.appliers().find_one({"_id": applier.LEASE})["pending"]) < wanted:
         assert time.monotonic() < deadline, "the solves were never listed"
         time.sleep(0.01)
     return threads
@@ -412,14 +412,14 @@ def test_solves_waiting_in_one_process_look_at_the_lease_through_one_driver_and_
     about as often as for one waiting solve, not three times as often. Once the lease is free,
     all three are moved in one batch, and that batch marks all three solves applied."""
     looks = []
-    real_look = store._pending_now
+    real_look = applier._pending_now
 
     def counted_look():
         looks.append(threading.get_ident())
         return real_look()
 
-    monkeypatch.setattr(store, "_pending_now", counted_look)
-    holder, _pending = store._lease_take("another process", [])
+    monkeypatch.setattr(applier, "_pending_now", counted_look)
+    holder, _pending = applier._lease_take("another process", [])
     assert holder
     problem = many_problems(1)[0]
     people = [alice, bob, charlie]
@@ -431,12 +431,12 @@ def test_solves_waiting_in_one_process_look_at_the_lease_through_one_driver_and_
     time.sleep(0.4)  # all three wait for the other process's holder
     assert len(set(looks)) == 1  # one driver looks for all of them
     assert mongodb.solves.count_documents({"applied": True}) == 0
-    store._lease_release("another process", None)
+    applier._lease_release("another process", None)
     for thread in threads:
         thread.join(10)
     every_board_shows(boards, [("Alice", 1), ("bob", 1), ("charlie", 1)])
     assert mongodb.solves.count_documents({"applied": True}) == 3
-    assert store.appliers().find_one({"_id": store.LEASE})["pending"] == []
+    assert applier.appliers().find_one({"_id": applier.LEASE})["pending"] == []
 
 
 def test_a_solve_moved_by_another_request_answers_only_once_its_batch_marked_it_applied(
@@ -459,7 +459,7 @@ def test_a_solve_moved_by_another_request_answers_only_once_its_batch_marked_it_
             return self._collection.update_many(*args, **kwargs)
 
     monkeypatch.setattr(mongo, "solves", lambda: SlowToMark(real_solves()))
-    holder, _pending = store._lease_take("another process", [])
+    holder, _pending = applier._lease_take("another process", [])
     assert holder
     problem = many_problems(1)[0]
     people = [alice, bob, charlie]
@@ -471,7 +471,7 @@ def test_a_solve_moved_by_another_request_answers_only_once_its_batch_marked_it_
         applied_when_answered[programmer.handle] = logged["applied"]
 
     threads = solves_listed(solve, people, boards)
-    store._lease_release("another process", None)
+    applier._lease_release("another process", None)
     for thread in threads:
         thread.join(10)
     assert applied_when_answered == {p.handle: True for p in people}
@@ -479,7 +479,7 @@ def test_a_solve_moved_by_another_request_answers_only_once_its_batch_marked_it_
 
 def order_days(board: Board) -> set[int]:
     """The days a board has orders of (manifests), read straight from the collection."""
-    found = store.orders().find({"_id": {"$regex": f"^{board.slug}\\|[0-9]"}}, {"_id": 1})
+    found = orders.orders().find({"_id": {"$regex": f"^{board.slug}\\|[0-9]"}}, {"_id": 1})
     return {int(doc["_id"].split("|")[1]) for doc in found}
 
 
@@ -489,7 +489,7 @@ def test_orders_of_days_past_the_history_kept_are_pruned_and_nothing_newer(
     """Every day leaves its orders behind; the hourly prune drops those older than the history
     kept, and the final boards still kept read as before."""
     settings.LEADERBOARD_HISTORY_DAYS = 3
-    monkeypatch.setattr(store, "JOURNAL_MAX", 0)  # every solve's moves go into the manifests
+    monkeypatch.setattr(journals, "JOURNAL_MAX", 0)  # every solve's moves go into the manifests
     board, all_time = boards["last-7-days"], boards["all-time"]
     first, second = many_problems(2)
     start, later = VECTOR_TODAY, VECTOR_TODAY + 8  # Alice counts on days start..start+6
@@ -497,7 +497,7 @@ def test_orders_of_days_past_the_history_kept_are_pruned_and_nothing_newer(
         solve_on(alice, first, at_noon(start))
     with time_machine.travel(at_noon(later), tick=False):
         solve_on(bob, second, at_noon(later))
-        oldest = store.history_from(later)  # start + 5
+        oldest = entries.history_from(later)  # start + 5
         assert min(order_days(board)) == start
         kept = {
             day: handles_on(board, leaderboard.day_to_date(day)) for day in range(oldest, later)

@@ -14,7 +14,7 @@ import pytest
 from pymongo.errors import AutoReconnect, ConnectionFailure
 
 from solutions import leaderboard, mongo, selectors, services, tokens
-from solutions.leaderboard import sets, store
+from solutions.leaderboard import applier, entries, journals, orders, reading, sets
 from solutions.models import Board, Problem
 from tests.conftest import NOW
 from tests.test_engine import (
@@ -47,9 +47,9 @@ def post_solve(client, judge, **body):
     )
 
 
-def fail_once(target: str):
-    """Make `target` raise as a lost connection the first time it is called."""
-    real = getattr(store, target)
+def fail_once(module, target: str):
+    """Make `module.target` raise as a lost connection the first time it is called."""
+    real = getattr(module, target)
     calls = []
 
     def flaky(*args, **kwargs):
@@ -58,13 +58,13 @@ def fail_once(target: str):
             raise AutoReconnect("connection to the server was lost")
         return real(*args, **kwargs)
 
-    return mock.patch.object(store, target, side_effect=flaky)
+    return mock.patch.object(module, target, side_effect=flaky)
 
 
 def orders_moved_then_lost():
     """Make the storage go away right after a batch wrote the orders (the journals), before it
     recorded what they now hold (once)."""
-    return fail_once("_placed_record")
+    return fail_once(entries, "placed_record")
 
 
 def every_board_lists(handle: str) -> dict[str, int]:
@@ -77,11 +77,15 @@ def every_board_lists(handle: str) -> dict[str, int]:
     }
 
 
-@pytest.mark.parametrize("failing", ["entry_count_solve", "orders_catch_up"])
+@pytest.mark.parametrize(
+    "module, failing",
+    [(entries, "entry_count_solve"), (applier, "orders_catch_up")],
+    ids=["entry_count_solve", "orders_catch_up"],
+)
 def test_a_retry_after_a_fault_counts_the_solve_once_and_says_it_counted(
-    client, mongodb, now, judge, failing
+    client, mongodb, now, judge, module, failing
 ):
-    with fail_once(failing):
+    with fail_once(module, failing):
         first = post_solve(client, judge)
         assert first.status_code == 503
         assert first.json()["error"]["code"] == "storage_unavailable"
@@ -99,7 +103,7 @@ def test_a_retry_after_a_fault_counts_the_solve_once_and_says_it_counted(
 def test_another_id_for_a_half_done_solve_finishes_it_and_is_told_it_did_not_count(
     client, mongodb, now, judge
 ):
-    with fail_once("orders_catch_up"):
+    with fail_once(applier, "orders_catch_up"):
         assert post_solve(client, judge).status_code == 503
     other = post_solve(client, judge, id="s2")
     assert other.json() == {"id": "s2", "counted": False}
@@ -111,7 +115,7 @@ def test_another_id_for_a_half_done_solve_finishes_it_and_is_told_it_did_not_cou
 def test_a_half_done_solve_is_finished_by_the_repair_task_with_no_request(
     client, mongodb, now, judge
 ):
-    with fail_once("orders_catch_up"):
+    with fail_once(applier, "orders_catch_up"):
         assert post_solve(client, judge).status_code == 503
     assert set(every_board_lists("alice").values()) == {0}  # counted, not yet listed
     now.shift(dt.timedelta(minutes=5))
@@ -126,7 +130,7 @@ def test_a_batch_cut_short_after_moving_the_orders_leaves_no_second_row(
     """The orders moved Alice, then the storage went away before that was recorded, and she
     solves again before the failed request is retried: the next batch takes out the row the cut
     batch placed, so every board lists her once."""
-    monkeypatch.setattr(store, "JOURNAL_MAX", journal_max)
+    monkeypatch.setattr(journals, "JOURNAL_MAX", journal_max)
     assert post_solve(client, judge, id="s1", problem="p1").status_code == 201
     with orders_moved_then_lost():
         assert post_solve(client, judge, id="s2", problem="p2").status_code == 503
@@ -150,7 +154,7 @@ def test_a_request_stops_when_the_server_restarts_under_it(client, mongodb, now,
 
 
 def test_a_page_answers_a_friendly_503_when_the_storage_is_out_of_reach(client, mongodb, now):
-    with mock.patch.object(store, "order_page", side_effect=AutoReconnect("lost")):
+    with mock.patch.object(reading, "order_page", side_effect=AutoReconnect("lost")):
         response = client.get("/leaderboard/")
     assert response.status_code == 503
     assert response["Retry-After"]
@@ -168,14 +172,14 @@ def test_an_applier_stopped_between_sets_and_manifests_leaves_every_member_once(
     monkeypatch.setattr(sets, "SET_MAX", 2)
     monkeypatch.setattr(sets, "SET_FILL", 2)
     monkeypatch.setattr(sets, "ARRIVALS_MAX", 0)  # every member is written into its set
-    monkeypatch.setattr(store, "INLINE_MAX", 0)
-    monkeypatch.setattr(store, "JOURNAL_MAX", 0)  # every batch folds into the manifests
+    monkeypatch.setattr(orders, "INLINE_MAX", 0)
+    monkeypatch.setattr(journals, "JOURNAL_MAX", 0)  # every batch folds into the manifests
     problems = [Problem.objects.create(slug=f"f{i}", title=f"F{i}", answer="1") for i in range(5)]
     for n, programmer in enumerate([alice, bob, charlie, alice]):
         services.solve_record(
             programmer=programmer, problem=problems[n], solved_at=NOW - dt.timedelta(hours=n)
         )
-    real_swap, real_move, moves = store._manifests_swap, store._manifests_move, []
+    real_swap, real_move, moves = orders.manifests_swap, orders.manifests_move, []
 
     def stopped_before_the_manifests(swaps):
         if len(moves) == 1 and not swaps[0][0].endswith("|journal"):
@@ -189,8 +193,8 @@ def test_an_applier_stopped_between_sets_and_manifests_leaves_every_member_once(
         return real_move(*args)
 
     with (
-        mock.patch.object(store, "_manifests_swap", side_effect=stopped_before_the_manifests),
-        mock.patch.object(store, "_manifests_move", side_effect=stopped_before_the_sets),
+        mock.patch.object(orders, "manifests_swap", side_effect=stopped_before_the_manifests),
+        mock.patch.object(orders, "manifests_move", side_effect=stopped_before_the_sets),
     ):
         for n in range(stops):
             with pytest.raises(AutoReconnect):
@@ -205,7 +209,7 @@ def test_an_applier_stopped_between_sets_and_manifests_leaves_every_member_once(
 
 
 @pytest.mark.parametrize("finisher", ["next batch", "repair task"])
-@pytest.mark.parametrize("stopped", ["_manifests_move", "emptying the journal"])
+@pytest.mark.parametrize("stopped", ["manifests_move", "emptying the journal"])
 def test_a_fold_stopped_midway_is_finished_later_and_moves_nobody_twice(
     mongodb, now, boards, alice, bob, charlie, monkeypatch, stopped, finisher
 ):
@@ -215,24 +219,24 @@ def test_a_fold_stopped_midway_is_finished_later_and_moves_nobody_twice(
     the fold: every order holds every entry once."""
     # Sets written as members arrive, so a fold done twice would count a member twice.
     monkeypatch.setattr(sets, "ARRIVALS_MAX", 2)
-    monkeypatch.setattr(store, "INLINE_MAX", 0)
+    monkeypatch.setattr(orders, "INLINE_MAX", 0)
     problems = [Problem.objects.create(slug=f"f{i}", title=f"F{i}", answer="1") for i in range(6)]
     for n, programmer in enumerate([alice, bob, charlie, alice]):
         services.solve_record(
             programmer=programmer, problem=problems[n], solved_at=NOW - dt.timedelta(hours=n)
         )
-    monkeypatch.setattr(store, "JOURNAL_MAX", 0)  # the next batch folds
-    if stopped == "_manifests_move":
-        cut = fail_once("_manifests_move")
+    monkeypatch.setattr(journals, "JOURNAL_MAX", 0)  # the next batch folds
+    if stopped == "manifests_move":
+        cut = fail_once(orders, "manifests_move")
     else:
-        real_swap = store._manifests_swap
+        real_swap = orders.manifests_swap
 
         def emptying_fails(swaps):
             if any(document.get("n") == 0 for _order, _v, document in swaps):
                 raise AutoReconnect("connection to the server was lost")
             return real_swap(swaps)
 
-        cut = mock.patch.object(store, "_manifests_swap", side_effect=emptying_fails)
+        cut = mock.patch.object(orders, "manifests_swap", side_effect=emptying_fails)
     with cut, pytest.raises(AutoReconnect):
         services.solve_record(programmer=bob, problem=problems[4], solved_at=NOW)
     today = leaderboard.epoch_day(NOW, "UTC")
@@ -242,7 +246,7 @@ def test_a_fold_stopped_midway_is_finished_later_and_moves_nobody_twice(
             "bob",
             "charlie",
         ]
-    monkeypatch.setattr(store, "JOURNAL_MAX", 1024)  # the fold is finished all the same
+    monkeypatch.setattr(journals, "JOURNAL_MAX", 1024)  # the fold is finished all the same
     if finisher == "repair task":  # nobody solves meanwhile: beat's task, minutes later
         now.shift(dt.timedelta(minutes=5))
         services.solves_repair()
@@ -267,18 +271,18 @@ def test_a_fault_met_by_the_driver_fails_every_solve_waiting_with_it_and_each_re
     """Another process holds the lease, and three solves wait in this process with one driver.
     The driver's look meets a lost connection: all three fail with it at once (none meets it again
     in turn, a timeout each), and a retry of each counts it once on every board."""
-    holder, _pending = store._lease_take("another process", [])
+    holder, _pending = applier._lease_take("another process", [])
     assert holder
-    real_look, looks = store._pending_now, []
+    real_look, looks = applier._pending_now, []
 
     def lost_once_all_wait():
         looks.append(1)
         deadline = time.monotonic() + 10
-        while len(store._TURNS.unsettled()) < 3 and time.monotonic() < deadline:
+        while len(applier._TURNS.unsettled()) < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
         raise AutoReconnect("connection to the server was lost")
 
-    monkeypatch.setattr(store, "_pending_now", lost_once_all_wait)
+    monkeypatch.setattr(applier, "_pending_now", lost_once_all_wait)
     problem = many_problems(1)[0]
     people = [alice, bob, charlie]
     failures = {}
@@ -296,8 +300,8 @@ def test_a_fault_met_by_the_driver_fails_every_solve_waiting_with_it_and_each_re
         thread.join(20)
     assert sorted(failures) == sorted(p.handle for p in people)
     assert len(looks) == 1
-    monkeypatch.setattr(store, "_pending_now", real_look)
-    store._lease_release("another process", None)
+    monkeypatch.setattr(applier, "_pending_now", real_look)
+    applier._lease_release("another process", None)
     for programmer in people:
         solve_on(programmer, problem, NOW)  # the retry finishes the logged solve
     every_board_shows(boards, [("Alice", 1), ("bob", 1), ("charlie", 1)])

@@ -29,7 +29,7 @@ from pymongo import MongoClient, monitoring
 from pymongo.errors import AutoReconnect
 
 from solutions import account_services, leaderboard, mongo, services
-from solutions.leaderboard import groups, sets, store
+from solutions.leaderboard import groups, journals, orders, sets
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW, make_programmer, random_solves
 from tests.test_pages import ranks
@@ -223,7 +223,8 @@ LAYOUTS = {
 
 def _layout(monkeypatch, layout: str) -> None:
     for name, value in LAYOUTS[layout].items():
-        monkeypatch.setattr(store if name in ("INLINE_MAX", "JOURNAL_MAX") else sets, name, value)
+        owner = {"INLINE_MAX": orders, "JOURNAL_MAX": journals}.get(name, sets)
+        monkeypatch.setattr(owner, name, value)
     if "SET_MAX" in LAYOUTS[layout]:
         monkeypatch.setattr(sets, "ARRIVALS_MAX", 2)
 
@@ -266,16 +267,20 @@ def test_a_rebuild_from_the_log_gives_the_same_ranklists(mongodb, boards_of_ever
             for kind in groups.KINDS
         }
         assert any(before.values())
-        store.orders().delete_many({"_id": {"$regex": r"\|groups:"}})  # ranklists lost
+        orders.orders().delete_many({"_id": {"$regex": r"\|groups:"}})  # ranklists lost
         mongo.get_db()["group_names"].delete_many({})
         services.boards_rebuild_all()
         after = {key: listed(client, boards_of_every_kind[key[0]], *key[1:], 100) for key in before}
         assert after == before
 
 
-@pytest.mark.parametrize("cut", ["_journals_swap", "_manifests_move"])
+@pytest.mark.parametrize(
+    "module, cut",
+    [(journals, "journals_swap"), (orders, "manifests_move")],
+    ids=["journals_swap", "manifests_move"],
+)
 def test_a_batch_or_a_fold_cut_short_leaves_every_ranklist_right_once_finished(
-    mongodb, now, boards, client, monkeypatch, cut
+    mongodb, now, boards, client, monkeypatch, module, cut
 ):
     """The storage goes away as a batch writes the journals, or as it folds them into the
     manifests: once the next batch and the repair task have run, every ranklist is what the
@@ -290,8 +295,8 @@ def test_a_batch_or_a_fold_cut_short_leaves_every_ranklist_right_once_finished(
         for problem in rng.sample(problems[:4], rng.randrange(1, 4)):
             moment = NOW - dt.timedelta(hours=rng.randrange(1, 100))
             services.solve_record(programmer=programmer, problem=problem, solved_at=moment)
-    monkeypatch.setattr(store, "JOURNAL_MAX", 0)  # the next batch folds
-    real, calls = getattr(store, cut), []
+    monkeypatch.setattr(journals, "JOURNAL_MAX", 0)  # the next batch folds
+    real, calls = getattr(module, cut), []
 
     def lost_once(*args):
         calls.append(args)
@@ -299,7 +304,7 @@ def test_a_batch_or_a_fold_cut_short_leaves_every_ranklist_right_once_finished(
             raise AutoReconnect("connection to the server was lost")
         return real(*args)
 
-    with mock.patch.object(store, cut, side_effect=lost_once), pytest.raises(AutoReconnect):
+    with mock.patch.object(module, cut, side_effect=lost_once), pytest.raises(AutoReconnect):
         services.solve_record(programmer=people[0], problem=problems[4], solved_at=NOW)
     services.solve_record(programmer=people[1], problem=problems[4], solved_at=NOW)
     now.shift(dt.timedelta(minutes=5))
@@ -580,7 +585,7 @@ def test_what_a_ranklist_and_a_solve_cost_does_not_grow_with_the_programmers(
     # groups is the ranklist's manifest, a few bytes a set, like a board's with its programmers.
     monkeypatch.setattr(sets, "SET_MAX", 8)
     monkeypatch.setattr(sets, "SET_FILL", 4)
-    monkeypatch.setattr(store, "INLINE_MAX", 1)
+    monkeypatch.setattr(orders, "INLINE_MAX", 1)
     small, large = _costs(80, embedded_server), _costs(800, embedded_server)
     for what in small:
         assert [name for name, _ in small[what]] == [name for name, _ in large[what]], what

@@ -16,7 +16,7 @@ from collections import defaultdict
 import pytest
 
 from solutions import leaderboard, mongo, selectors, services
-from solutions.leaderboard import sets, store
+from solutions.leaderboard import journals, orders, sets
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
 
@@ -45,9 +45,9 @@ def world(request, mongodb, now, boards_of_every_kind, monkeypatch):
     if request.param == "sets of 6":
         monkeypatch.setattr(sets, "SET_MAX", 6)
         monkeypatch.setattr(sets, "SET_FILL", 4)
-        monkeypatch.setattr(store, "INLINE_MAX", 2)
+        monkeypatch.setattr(orders, "INLINE_MAX", 2)
         monkeypatch.setattr(sets, "ARRIVALS_MAX", 4)
-        monkeypatch.setattr(store, "JOURNAL_MAX", 8)  # journals folded every few solves
+        monkeypatch.setattr(journals, "JOURNAL_MAX", 8)  # journals folded every few solves
         prefixes = ["longhandle", "LongHandle"]
     rng = random.Random(20200119)
     boards = boards_of_every_kind

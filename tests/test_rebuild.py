@@ -13,7 +13,7 @@ import time_machine
 from django.core.management import CommandError, call_command
 
 from solutions import leaderboard, mongo, selectors, services
-from solutions.leaderboard import sets, store
+from solutions.leaderboard import entries, orders, sets
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
 
@@ -29,7 +29,7 @@ def streamed(request, mongodb, boards_of_every_kind, monkeypatch):
     if request.param == "sets of 3":
         monkeypatch.setattr(sets, "SET_MAX", 3)
         monkeypatch.setattr(sets, "SET_FILL", 2)
-        monkeypatch.setattr(store, "INLINE_MAX", 1)
+        monkeypatch.setattr(orders, "INLINE_MAX", 1)
         monkeypatch.setattr(sets, "ARRIVALS_MAX", 2)
     rng = random.Random(1234)
     boards = boards_of_every_kind
@@ -101,18 +101,18 @@ def corrupt(boards: dict[str, Board]) -> None:
     """What a bad deploy or a partial restore might leave: a lost order, an emptied set of
     another, wrong entries, a missing entry, and an entry for nobody."""
     key = str(TODAY)
-    store.orders().delete_one({"_id": store.order_id("last-7-days", key)})
+    orders.orders().delete_one({"_id": orders.order_id("last-7-days", key)})
     # A small order keeps its members inside its manifest: lose them.
-    store.orders().update_one(
-        {"_id": store.order_id("last-30-days", key)}, {"$set": {"inline": b""}}
+    orders.orders().update_one(
+        {"_id": orders.order_id("last-30-days", key)}, {"$set": {"inline": b""}}
     )
-    victim, lost = store.entries("last-7-days").find().sort("_id", 1).limit(2)
-    store.entries("last-7-days").update_one(
+    victim, lost = entries.entries("last-7-days").find().sort("_id", 1).limit(2)
+    entries.entries("last-7-days").update_one(
         {"_id": victim["_id"]},
         {"$set": {f"sums.{key}": 99, f"keys.{key}": leaderboard.sort_key(99, NOW)}},
     )
-    store.entries("last-7-days").delete_one({"_id": lost["_id"]})
-    store.entries("all-time").insert_one(
+    entries.entries("last-7-days").delete_one({"_id": lost["_id"]})
+    entries.entries("all-time").insert_one(
         {"_id": 999_999, "handle": "ghost", "groups": [], "sums": {"all": 7}, "keys": {"all": 1}}
     )
 
@@ -155,7 +155,7 @@ def test_one_board_can_be_rebuilt_alone(streamed, now):
     for key, value in before.items():
         if key[0] == "last-7-days":
             assert after[key] == value, key
-    assert store.entries("all-time").find_one({"_id": 999_999}) is not None  # left alone
+    assert entries.entries("all-time").find_one({"_id": 999_999}) is not None  # left alone
 
 
 def test_an_unknown_board_is_an_error(db):

@@ -20,7 +20,7 @@ def member(rng: random.Random, pid: int) -> bytes:
 
 def listing(manifest: sets.Manifest, stored: dict[int, bytes]) -> list[bytes]:
     """What a reader gets set after set: the written records without the departures, with the
-    arrivals (as `store._records` reads them)."""
+    arrivals (as `reading._records` reads them)."""
     records = []
     for index in range(len(manifest)):
         set_id = manifest.set_id(index)

@@ -6,7 +6,7 @@ import pytest
 from pymongo.errors import DuplicateKeyError
 
 from solutions import mongo
-from solutions.leaderboard import store as engine_store
+from solutions.leaderboard import entries
 
 
 @pytest.fixture(params=["embedded", "mongomock"])
@@ -18,7 +18,7 @@ def test_applying_the_indexes_twice_changes_nothing(store):
     first = mongo.ensure_indexes(["last-7-days"])
     second = mongo.ensure_indexes(["last-7-days"])
     assert first == second
-    assert "sums_wildcard" in engine_store.entries("last-7-days").index_information()
+    assert "sums_wildcard" in entries.entries("last-7-days").index_information()
 
 
 def test_a_programmer_solves_a_problem_once_in_the_log(store):

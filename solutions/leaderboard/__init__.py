@@ -1,10 +1,16 @@
 """The leaderboard engine: one package, read top to bottom.
 
 - `maths`: epoch days, windows, forward-dated sums, sort keys and ranks (pure; no I/O).
-- `store`: everything on MongoDB: entries, score histograms, cached top pages, and the per-day
-  queries that read them. It is the only module that names an entry field path or a board
-  collection.
 - `sets`: the sorted entry sets and their manifest, as bytes (pure; no I/O).
+- `entries`: the entries on MongoDB (one per board and programmer) and the update that counts a
+  solve in one. It is the only module that names an entry field path or a board's entries
+  collection.
+- `orders`: the listing order of every board day on MongoDB, as sets and a manifest: how they
+  are stored, folded into and written in bulk.
+- `journals`: each board's journal, where a batch records its moves until they are folded into
+  the orders, and the group ranklists' moves.
+- `reading`: a page, a rank or a neighbourhood of a board day, read by `_id` at any size.
+- `applier`: the one lease holder that moves the orders after the entries, a batch at a time.
 - `turns`: how the requests of one process waiting for the orders share one driver (no I/O).
 - `groups`: countries and organizations ranked against each other: a group's score from its
   histogram, and its record in the day's ranklist, an order like the others (pure; no I/O).

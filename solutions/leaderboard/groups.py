@@ -1,5 +1,5 @@
 """Group ranklists: the countries, or the organizations, of a board day ranked against each other.
-Pure: no I/O (`store` keeps the ranklists, `selectors` reads them).
+Pure: no I/O (`journals` keeps the ranklists, `selectors` reads them).
 
 **A group's score** on a board day is the weighted sum of its members' scores sorted from the
 best, s_0 >= s_1 >= ...: ``S = sum of s_i * (1/5) * (4/5)^i`` (Kattis ranks countries and
@@ -37,7 +37,7 @@ A record is a function of the group's histogram alone, so the batch that changes
 knows the record it replaces without reading the ranklist. The manifest's own histogram counts
 the groups by the whole part of their score (`sets.record_score`), so it sums to the number of
 groups ranked. A group's id is a hash of its scope (``country:BD``); the scope itself is kept
-beside it (``store.group_names_write``), as an organization's name is free text.
+beside it (``orders.group_names_write``), as an organization's name is free text.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A board's whole stored state computed in bulk from the `solves` log: entries, then orders.
 
-The incremental path (a solve at a time, `store`) and this one must leave exactly the same
+The incremental path (a solve at a time, `applier`) and this one must leave exactly the same
 boards; `tests/test_rebuild.py` checks it on random streams with late and repeated solves.
 
 Memory stays bounded however long the log: the solves arrive in programmer order (the caller
@@ -23,7 +23,7 @@ from pathlib import Path
 from pymongo import InsertOne, ReplaceOne
 from pymongo.collection import Collection
 
-from . import groups, maths, sets, store
+from . import applier, entries, groups, maths, orders, sets
 
 BATCH = 1_000
 SPILL_BYTES = 1 << 20  # buffer this much of an order's records before appending to its file
@@ -83,10 +83,10 @@ def _window_fields(
     window: maths.Window, daily: dict[int, int], latest: dict[int, dt.datetime], today: int
 ) -> dict:
     """The counts, sums and keys of a windowed board's entry, for the days still kept."""
-    oldest_kept = store.history_from(today)
+    oldest_kept = entries.history_from(today)
     board_days = sorted({d for day in daily for d in window.affected_days(day) if d >= oldest_kept})
     sums = maths.window_sums(daily, window, board_days)
-    oldest_count = store.counts_from(window, today)
+    oldest_count = entries.counts_from(window, today)
     return {
         "days": {str(d): n for d, n in daily.items() if d >= oldest_count},
         "last": {str(d): t for d, t in latest.items() if d >= oldest_count},
@@ -118,14 +118,14 @@ def board_rebuild(
     """Make a board's stored entries and orders those computed from the log (`computed`: each
     entry with the ids of its solves, streamed); a dry run only reports what would change."""
     report = RebuildReport(board=board_slug)
-    writer = _EntryWriter(store.entries(board_slug), report, dry_run)
+    writer = _EntryWriter(entries.entries(board_slug), report, dry_run)
     with tempfile.TemporaryDirectory(prefix="orders-") as scratch:
-        spill = _Spill(board_slug, store.history_from(today), Path(scratch))
+        spill = _Spill(board_slug, entries.history_from(today), Path(scratch))
         for document, solve_ids in computed:
             # The latest solves' ids, so a late retry of one of them still counts nothing; and
             # what the orders hold once they are built from these entries below.
-            document["applied"] = sorted(solve_ids)[-store.APPLIED_KEPT :]
-            document["placed"] = store.placement(document)
+            document["applied"] = sorted(solve_ids)[-entries.APPLIED_KEPT :]
+            document["placed"] = entries.placement(document)
             spill.add(document)
             writer.add(document)
         writer.flush()
@@ -138,7 +138,7 @@ def board_rebuild(
             return report
         for start in range(0, len(stale), BATCH):
             writer.collection.delete_many({"_id": {"$in": stale[start : start + BATCH]}})
-        store.group_names_write(spill.scopes)
+        orders.group_names_write(spill.scopes)
         ranked = Path(scratch) / "ranklists"  # files of their own: each spill numbers its files
         ranked.mkdir()
         report.orders = _orders_build(board_slug, spill, _Spill(board_slug, 0, ranked))
@@ -194,19 +194,19 @@ def _orders_build(board_slug: str, spill: _Spill, ranklists: _Spill) -> int:
     """Replace a board's orders with those of the spilled records, each order sorted on its own
     and cut into half-full sets, written in batches; then the ranklists of the groups' orders.
     Returns how many orders were written."""
-    store.orders_forget(board_slug)
+    orders.orders_forget(board_slug)
 
     def ranked(order: str, manifest: sets.Manifest) -> None:
         day_key, scope = spill.places[order]
         kind = groups.kind_of(scope)
         if kind and (record := groups.record(scope, manifest.histogram)):
             ranklists.append(
-                store.order_id(board_slug, day_key, groups.ranklist_scope(kind)), record
+                orders.order_id(board_slug, day_key, groups.ranklist_scope(kind)), record
             )
 
     written = _orders_sort_and_write(spill.files(), ranked)
     written += _orders_sort_and_write(ranklists.files())
-    store.pending_clear(board_slug)
+    applier.pending_clear(board_slug)
     return written
 
 
@@ -225,9 +225,9 @@ def _orders_sort_and_write(
             sum(len(blob) for _m, r in built.values() for _v, blob in r.written.values())
             > WRITE_BYTES
         ):
-            store.orders_write(built)
+            orders.orders_write(built)
             built.clear()
-    store.orders_write(built)
+    orders.orders_write(built)
     return len(files)
 
 
@@ -251,7 +251,7 @@ class _Spill:
                 continue
             record = (sets.MAX_KEY - key).to_bytes(8, "big") + tail
             for scope in scopes:
-                order = store.order_id(self.board_slug, day_key, scope)
+                order = orders.order_id(self.board_slug, day_key, scope)
                 self.places.setdefault(order, (day_key, scope))
                 self.append(order, record)
 

@@ -35,11 +35,12 @@ dropped once the manifest no longer lists it (`Manifest.trash`), so a stopped wr
 the members it was moving.
 
 A reader lays the moves a board's journal holds over the manifest it read (`Manifest
-.journal_lay`, the journal is `store`'s): a member leaving counts out of its set as a
+.journal_lay`, see `journals`): a member leaving counts out of its set as a
 **departure** (still written in it, skipped when the set is read), a member joining as an
 arrival, with the histogram changed to match.
 
-This module is pure: it changes manifests and sets in memory; `store` reads and writes them.
+This module is pure: it changes manifests and sets in memory; `orders` writes them and `reading`
+reads them.
 """
 
 from __future__ import annotations
@@ -193,8 +194,11 @@ class Manifest:
         inline: dict[int, tuple[int, bytes]] | None = None,
         trash: Iterable[int] = (),
         arrivals: Iterable[tuple[bytes, int]] = (),
+        level: int = 0,
     ) -> None:
         self.version = version  # bumped by every write, for compare-and-swap
+        # 0: the entries are sets of members; n: manifests of level n - 1 (see `tree`).
+        self.level = level
         self.ids = bytearray(ids)  # 8 bytes a set
         self.versions = bytearray(versions)  # 4 bytes a set
         self.lengths = bytearray(lengths)  # 4 bytes a set
@@ -212,7 +216,7 @@ class Manifest:
         # Members still written in their set but no longer counted in it (only readers, which
         # lay a journal over the manifest, see `journal_lay`): {record: set id}.
         self.departures: dict[bytes, int] = {}
-        self.folded = -1  # the journal epoch whose moves the manifest holds (see `store`)
+        self.folded = -1  # the journal epoch whose moves the manifest holds (see `journals`)
 
     def __len__(self) -> int:
         return len(self.ids) // 8
@@ -249,7 +253,7 @@ class Manifest:
         """Lay a journal's moves over a manifest just read, for a reader: each pair takes a
         programmer out of the record the manifest holds (`gone`) and into another (`came`), by
         the sets' lengths and the histogram only, as departures and arrivals that the sets' reads
-        follow (see `store._records`). Without the separators read (a histogram read), only the
+        follow (see `reading._records`). Without the separators read (a histogram read), only the
         histogram changes."""
         for gone, came in pairs:
             if gone is not None:
@@ -328,6 +332,39 @@ class Manifest:
             return -1
         found = bisect.bisect_left(_Column(self.lasts, SEPARATOR_BYTES), separator(sort_bytes))
         return min(found, len(self) - 1)
+
+    def cut(self, start: int, end: int) -> Manifest:
+        """A manifest of the entries from `start` to `end` (with its score counts read): their
+        columns, the histogram they sum to and their arrivals (see `tree`)."""
+        pairs = self._pairs(start, end)
+        ids = set(struct.unpack(f">{end - start}Q", self.ids[start * 8 : end * 8]))
+        histogram: Counter[int] = Counter()
+        for score, members in SCORE.iter_unpack(pairs):
+            histogram[score] += members
+        assert self.lasts is not None  # writers read every column
+        return Manifest(
+            version=0,
+            level=self.level,
+            ids=self.ids[start * 8 : end * 8],
+            versions=self.versions[start * 4 : end * 4],
+            lengths=self.lengths[start * 4 : end * 4],
+            lasts=self.lasts[start * SEPARATOR_BYTES : end * SEPARATOR_BYTES],
+            score_counts=self.score_counts[start * 2 : end * 2],
+            score_pairs=pairs,
+            histogram=histogram,
+            arrivals=[(r, s) for r, s in self.arrivals.items() if s in ids],
+        )
+
+    def relist(self, level: int, infos: list[SetInfo]) -> None:
+        """List these entries of `level` instead of the manifest's own (a root growing a level,
+        see `tree`), keeping its version, journal epoch and trash."""
+        self.level = level
+        for column in (self.ids, self.versions, self.lengths, self.score_counts, self.score_pairs):
+            column.clear()
+        self.lasts = bytearray()
+        self._pairs_before = None
+        self.histogram, self.inline, self.arrivals = {}, {}, {}
+        self.splice(0, 0, infos)
 
     def splice(self, index: int, count: int, infos: list[SetInfo]) -> None:
         """Replace the `count` entries from `index` with `infos`, keeping the histogram the sum

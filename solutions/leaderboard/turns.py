@@ -1,7 +1,7 @@
 """Requests of one process that wait for the orders take turns at driving, one at a time.
 
 Every counted solve waits until a lease holder has moved its programmer in the orders
-(`store.orders_catch_up`). Each waiting request used to list itself in the applier document and
+(`applier.orders_catch_up`). Each waiting request used to list itself in the applier document and
 look there every few dozen milliseconds: at eight requests at once, a third of the embedded
 server's commands were those looks. Now the requests of one process (a gunicorn worker's
 threads) share one **driver**, whichever of them comes first: it lists everybody waiting here in
@@ -10,7 +10,7 @@ process's holder moved them. The others wait on a condition variable, and the dr
 as it sees them moved. When the driver's own request is settled (or gives up), the next waiting
 request drives. A driver that meets a storage fault fails every request waiting with it at once:
 one after another, each would meet it in turn, a timeout each. Nothing here touches the
-database: `store` does, through the driver it passes.
+database: `applier` does, through the driver it passes.
 """
 
 from __future__ import annotations

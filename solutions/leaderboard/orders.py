@@ -1,0 +1,341 @@
+"""The orders: the listing order of every board day, as sorted entry sets with a manifest.
+
+**Orders** (``orders`` and ``order_sets``): the listing order of each (board, day, group), as
+sorted entry sets with a manifest (see `sets`); the manifest's histogram is the day's rank data.
+Orders are kept forward-dated like the sums, so a new day needs no cron, no rebuild and no scan:
+its order was written by the solves that made it. A manifest is one document of ``orders``
+(`manifest_document`), a set one of ``order_sets``; the boards' journals share ``orders`` with
+the manifests (see `journals`), and `reading` reads a day's order with its journal laid over it.
+A group ranklist's records name groups by id: a group's scope is kept by its id in
+``group_names``.
+
+Why `_id` reads: the embedded server (SecantusDB 0.7, the default and the test server) never uses
+a wildcard index (``keys.$**`` is kept as a plain index on the literal path, so every
+``keys.<day>`` query scans the collection), does not push a limit into an index scan (a range
+with sort and limit decodes every document of the range first), and its ``findAndModify`` on an
+existing document scans the whole collection. `_id` point reads and writes, ``$in`` on `_id`,
+and binary values stay fast on it at any size, and on every other MongoDB-compatible engine.
+What costs there is the number of documents a command touches (most of a millisecond each, in
+one Python process), so a solve writes a handful of documents whatever the board's size.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+
+from bson import Binary
+from pymongo import DeleteOne, InsertOne, ReplaceOne
+from pymongo.collection import Collection
+from pymongo.errors import BulkWriteError
+
+from .. import mongo
+from . import entries, groups, sets
+
+# SecantusDB checks every document an `$in` on `_id` finds against the whole list, in Python: n
+# ids cost n² comparisons (600 ids: a quarter of a second). Writers read by `$in` in at least
+# IN_READS commands of at most IN_MAX ids (the same number of commands for any single solve).
+IN_READS = 4
+IN_MAX = 40
+INLINE_MAX = 128  # an order this small keeps its one set inside its manifest: one write moves it
+
+
+class OrdersConflict(RuntimeError):
+    """Another writer changed a set or manifest first (an applier that outlived its lease): the
+    moves stay pending for the next applier."""
+
+
+# --- collections --------------------------------------------------------------------------------
+
+
+def orders() -> Collection:
+    return mongo.get_db()["orders"]
+
+
+def order_sets() -> Collection:
+    return mongo.get_db()["order_sets"]
+
+
+def group_names() -> Collection:
+    """The scope of each group a ranklist holds, by its id (see `groups`): ``{_id: id, scope}``."""
+    return mongo.get_db()["group_names"]
+
+
+# --- manifests and sets --------------------------------------------------------------------------
+
+
+def order_id(board_slug: str, day_key: str, scope: str = "") -> str:
+    """The `_id` of a board day's manifest; `scope` is a group (``country:BD``) or everybody."""
+    return f"{board_slug}|{day_key}|{scope}"
+
+
+def _set_doc_id(order: str, set_id: int) -> str:
+    return f"{order}|{set_id}"
+
+
+# What each reader asks of a manifest: a page or a place needs the sets' lengths and last members
+# (the journal's moves are laid into the sets by them), a rank only the histogram; writers read
+# it all.
+PAGE = {"v": 1, "ids": 1, "vers": 1, "lens": 1, "lasts": 1, "hist": 1, "inline": 1, "arrivals": 1}
+HISTOGRAM = {"hist": 1}
+
+
+def manifest_decode(document: dict | None) -> sets.Manifest:
+    """A manifest from its stored columns (see `manifest_document`), as far as they were read."""
+    if document is None:
+        return sets.Manifest()
+    manifest = sets.Manifest(
+        version=document.get("v", 0),
+        ids=document.get("ids", b""),
+        versions=document.get("vers", b""),
+        lengths=document.get("lens", b""),
+        lasts=document.get("lasts"),
+        score_counts=document.get("nscores"),
+        score_pairs=document.get("scores", b""),
+        histogram=sets.histogram_unpack(document.get("hist", b"")),
+        trash=document.get("trash", []),
+        arrivals=_arrivals_unpack(document.get("arrivals", b"")),
+    )
+    manifest.folded = document.get("folded", -1)
+    if document.get("inline") is not None and len(manifest) == 1:
+        only = manifest.set_id(0)
+        manifest.inline = {only: (manifest.set_version(0), bytes(document["inline"]))}
+    return manifest
+
+
+def _arrivals_unpack(packed: bytes) -> Iterator[tuple[bytes, int]]:
+    width = 8 + sets.RECORD_BYTES
+    for i in range(0, len(packed), width):
+        yield packed[i + 8 : i + width], int.from_bytes(packed[i : i + 8], "big")
+
+
+def _arrivals_pack(arrivals: dict[bytes, int]) -> bytes:
+    return b"".join(arrivals[r].to_bytes(8, "big") + r for r in sorted(arrivals))
+
+
+def manifest_document(manifest: sets.Manifest) -> dict:
+    """A manifest as stored: one binary value for each column of its sets (id, version, length,
+    separator of the last member, number of score counts), their score counts, the histogram,
+    the records of a small order's one set, the sets to delete once no reader can still be on
+    their way to them, and the arrivals (each with the id of its set)."""
+    inline = next(iter(manifest.inline.values()), None)
+    return {
+        "v": manifest.version,
+        "ids": Binary(bytes(manifest.ids)),
+        "vers": Binary(bytes(manifest.versions)),
+        "lens": Binary(bytes(manifest.lengths)),
+        "lasts": Binary(bytes(manifest.lasts or b"")),
+        "nscores": Binary(bytes(manifest.score_counts)),
+        "scores": Binary(bytes(manifest.score_pairs)),
+        "hist": Binary(sets.histogram_pack(manifest.histogram)),
+        "inline": Binary(inline[1]) if inline else None,
+        "trash": manifest.trash,
+        "arrivals": Binary(_arrivals_pack(manifest.arrivals)),
+        "folded": manifest.folded,
+    }
+
+
+def _by_ids(collection: Collection, ids: Iterable) -> Iterator[dict]:
+    """The documents with these `_id`s, in `$in` reads of a few dozen ids (see IN_READS)."""
+    wanted = list(ids)
+    if not wanted:
+        return
+    reads = max(min(IN_READS, len(wanted)), -(-len(wanted) // IN_MAX))
+    size = -(-len(wanted) // reads)
+    for start in range(0, len(wanted), size):
+        part = wanted[start : start + size]
+        # One batch each: the server leaves a cursor open when a batch ends exactly at its size.
+        yield from collection.find({"_id": {"$in": part}}, batch_size=len(part) + 1)
+
+
+def manifests_read(order_ids: Iterable[str]) -> dict[str, sets.Manifest]:
+    """Whole manifests, for writers."""
+    wanted = list(order_ids)
+    found = {doc["_id"]: doc for doc in _by_ids(orders(), wanted)}
+    return {order: manifest_decode(found.get(order)) for order in wanted}
+
+
+def manifest_read(order: str, fields: dict) -> sets.Manifest:
+    """One manifest, with the columns `fields` asks for and the journal epoch it holds (`folded`):
+    one `_id` read."""
+    return manifest_decode(orders().find_one({"_id": order}, {**fields, "folded": 1}))
+
+
+def sets_fetch(order: str, set_ids: Iterable[int]) -> dict[int, tuple[int, bytes]]:
+    """{set id: (version, records blob)} of the stored sets (one `$in` read)."""
+    wanted = {_set_doc_id(order, s): s for s in set_ids}
+    if not wanted:
+        return {}
+    found = order_sets().find({"_id": {"$in": list(wanted)}})
+    return {wanted[doc["_id"]]: (doc["v"], bytes(doc["r"])) for doc in found}
+
+
+# --- moving orders ------------------------------------------------------------------------------
+
+
+def manifests_move(folding: dict[str, tuple[int, list[sets.Move]]]) -> None:
+    """Fold moves into many orders with a fixed number of commands: read the manifests, then
+    the sets the moves touch (`$in` reads), write the changed sets (one bulk), then the
+    manifests (one bulk). `folding`: {order: (the journal epoch, its moves)}; a manifest that
+    holds that epoch already (a fold stopped midway wrote it) is left as it is. Only the lease
+    holder writes; still, a set is written over only at the version read and a manifest is
+    compare-and-swapped on its version, so an applier that outlived its lease can never
+    overwrite a newer state (`OrdersConflict`)."""
+    manifests = manifests_read(folding)
+    by_order: dict[str, list[sets.Move]] = {}
+    for order, (epoch, moves) in folding.items():
+        if moves and manifests[order].folded < epoch:
+            manifests[order].folded = epoch
+            by_order[order] = moves
+    if not by_order:
+        return
+    wanted = {
+        _set_doc_id(order, set_id): (order, set_id)
+        for order, moves in by_order.items()
+        for set_id in sets.sets_to_read(manifests[order], moves)[0]
+        if set_id not in manifests[order].inline
+    }
+    stored = _sets_read(wanted)
+    set_writes, swaps, expected_matches = [], [], 0
+    for order, moves in by_order.items():
+        writes, swap = _order_move(order, manifests[order], stored[order], moves)
+        set_writes += writes
+        expected_matches += sum(isinstance(w, ReplaceOne) for w in writes)
+        swaps.append(swap)
+    if set_writes:
+        try:
+            result = order_sets().bulk_write(set_writes, ordered=False)
+        except BulkWriteError as error:
+            raise OrdersConflict("a set was written since it was read") from error
+        if result.matched_count + result.upserted_count < expected_matches:
+            raise OrdersConflict("a set changed since it was read")
+    manifests_swap(swaps)
+
+
+def _sets_read(wanted: dict[str, tuple[str, int]]) -> dict[str, dict[int, tuple[int, bytes]]]:
+    """{order: {set id: (version, records blob)}} of the sets `wanted` ({set document id: (order,
+    set id)}), in `$in` reads; a set listed but not stored reads as (None, b"")."""
+    stored: dict[str, dict[int, tuple[int, bytes]]] = defaultdict(dict)
+    for doc in _by_ids(order_sets(), wanted):
+        order, set_id = wanted[doc["_id"]]
+        stored[order][set_id] = (doc["v"], bytes(doc["r"]))
+    for order, set_id in wanted.values():
+        stored[order].setdefault(set_id, (None, b""))
+    return stored
+
+
+def _order_move(
+    order: str, manifest: sets.Manifest, stored: dict[int, tuple[int, bytes]], moves: list
+) -> tuple[list, tuple[str, int, dict]]:
+    """The set writes and the manifest swap that apply `moves` to one order."""
+    missing = {s for s, (version, _blob) in stored.items() if version is None}
+    mine = {**manifest.inline, **{s: vb for s, vb in stored.items() if s not in missing}}
+    sets.manifest_repair(manifest, mine)
+    expected, was_inline = manifest.version, set(manifest.inline)
+    writes: list = [DeleteOne({"_id": _set_doc_id(order, s)}) for s in manifest.trash]
+    loaded = {s: blob for s, (_v, blob) in mine.items()} | dict.fromkeys(missing, b"")
+    _read, fold = sets.sets_to_read(manifest, moves)  # (again: a repair may have changed it)
+    rewrite = sets.moves_apply(manifest, loaded, moves, fold & set(loaded))
+    manifest.version += 1
+    manifest.inline = _inlined(manifest, rewrite)
+    for set_id, (version, blob) in rewrite.written.items():
+        if set_id in manifest.inline:
+            continue
+        document = {"v": version, "r": Binary(blob)}
+        doc_id = _set_doc_id(order, set_id)
+        if set_id in rewrite.created or set_id in was_inline:
+            writes.append(ReplaceOne({"_id": doc_id}, document, upsert=True))
+        else:  # over the version read only (a set listed but lost is written again)
+            writes.append(ReplaceOne({"_id": doc_id, "v": version - 1}, document, upsert=True))
+    # Sets no longer listed, or now kept inside the manifest, are deleted by the next writer.
+    manifest.trash = [s for s in rewrite.dropped if s not in was_inline] + [
+        s for s in manifest.inline if s not in was_inline and s not in rewrite.created
+    ]
+    return writes, (order, expected, manifest_document(manifest))
+
+
+def _inlined(manifest: sets.Manifest, rewrite: sets.Rewrite) -> dict[int, tuple[int, bytes]]:
+    """The set kept inside the manifest: the only one of an order of at most INLINE_MAX."""
+    if len(manifest) != 1 or manifest.length(0) > INLINE_MAX:
+        return {}
+    only = manifest.set_id(0)
+    found = rewrite.written.get(only) or manifest.inline.get(only)
+    return {only: found} if found else {}
+
+
+def manifests_swap(swaps: list[tuple[str, int, dict]]) -> None:
+    """Compare-and-swap manifests (and journals) on their version: one that somebody else changed
+    first (only an applier that outlived its lease can) keeps the newer writer's state, and the
+    moves stay pending (`OrdersConflict`)."""
+    operations = [
+        InsertOne({"_id": order, **document})
+        if expected == 0
+        else ReplaceOne({"_id": order, "v": expected}, document)
+        for order, expected, document in swaps
+    ]
+    try:
+        result = orders().bulk_write(operations, ordered=False)
+    except BulkWriteError as error:
+        raise OrdersConflict("a manifest was created meanwhile") from error
+    if result.matched_count + result.inserted_count < len(operations):
+        raise OrdersConflict("a manifest changed since it was read")
+
+
+def orders_write(built: dict[str, tuple[sets.Manifest, sets.Rewrite]]) -> None:
+    """Store orders built in bulk (rebuilds), replacing whatever was there."""
+    set_writes, manifest_writes = [], []
+    for order, (manifest, rewrite) in built.items():
+        manifest.inline = _inlined(manifest, rewrite)
+        set_writes += [
+            InsertOne({"_id": _set_doc_id(order, s), "v": v, "r": Binary(blob)})
+            for s, (v, blob) in rewrite.written.items()
+            if s not in manifest.inline
+        ]
+        manifest_writes.append(InsertOne({"_id": order, **manifest_document(manifest)}))
+    for start in range(0, len(set_writes), 100):  # sets of up to 80 KB: 8 MB a command
+        order_sets().bulk_write(set_writes[start : start + 100], ordered=False)
+    for start in range(0, len(manifest_writes), 1_000):
+        orders().bulk_write(manifest_writes[start : start + 1_000], ordered=False)
+
+
+def orders_prune(board_slug: str, today: int) -> int:
+    """Delete the orders of the board's days older than the history kept, with their sets: no
+    page shows them and no move touches them again (`entries.placement_moves`), so without this
+    every day would leave its orders behind for good. One range on `_id` per collection: epoch
+    days have five digits from 1997 to 2243, so day names sort like the days. Background work
+    (beat). Returns how many days' manifests went."""
+    old_days = {"$gte": f"{board_slug}|0", "$lt": f"{board_slug}|{entries.history_from(today)}"}
+    removed = orders().delete_many({"_id": old_days}).deleted_count
+    order_sets().delete_many({"_id": old_days})
+    return removed
+
+
+def orders_forget(board_slug: str) -> None:
+    """Drop every order of a board (before a rebuild writes them anew): rebuild-time, it scans."""
+    prefix = {"$regex": f"^{board_slug}\\|"}
+    orders().delete_many({"_id": prefix})
+    order_sets().delete_many({"_id": prefix})
+
+
+# --- the names of the ranked groups --------------------------------------------------------------
+
+
+def group_names_write(scopes: Iterable[str]) -> None:
+    """Keep the scope of these groups under their ids (`groups.group_id`), so that a ranklist's
+    page can name them: a batch writes those its programmers join (one bulk, only when somebody
+    joins a group), a rebuild all of them."""
+    writes = [
+        ReplaceOne({"_id": groups.group_id(scope)}, {"scope": scope}, upsert=True)
+        for scope in sorted(set(scopes))
+    ]
+    for start in range(0, len(writes), 1_000):
+        group_names().bulk_write(writes[start : start + 1_000], ordered=False)
+
+
+def group_names_read(ids: Iterable[int]) -> dict[int, str]:
+    """{group id: scope} of these groups (one `$in` read)."""
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    found = group_names().find({"_id": {"$in": wanted}}, batch_size=len(wanted) + 1)
+    return {doc["_id"]: doc["scope"] for doc in found}

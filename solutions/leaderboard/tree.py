@@ -1,0 +1,175 @@
+"""A manifest of manifests: the order of a board day read and written in bounded pieces at any size.
+
+A manifest (`sets`) lists a board day's sets with their lengths, last members and score counts.
+At a million programmers that is some two thousand sets, 80 KB that every page read and every
+fold would move, and 2 MB at 25 million. So an order is a tree of manifests, the second level of
+"Massive Distributed Sorted Sets" (shared/seeds/004, solution 2a), kept the way a B+-tree is:
+
+- every **node** is a `sets.Manifest` of at most NODE_MAX entries. A node of `level` 0 lists sets
+  of members; a node of level n lists nodes of level n - 1, each entry giving a node exactly what
+  an entry gives a set: its id, its version, its number of members, the separator of its last
+  member, and its score counts (the node's histogram);
+- the **root** is stored under the order's id. It keeps the day's histogram (the sum of its
+  entries' score counts), so a rank is still the root alone, and a small order is a root of level
+  0, exactly a manifest as before;
+- a node that grows past NODE_MAX entries is cut into nodes of about NODE_FILL (`nodes_split`),
+  and a root that does moves its entries into new nodes and lists those one level up
+  (`root_grow`). Levels grow with the logarithm of the board: three hold 128³ sets, a billion
+  members, so a read costs one manifest of at most NODE_MAX entries a level and one set.
+
+**Readers** descend from the root: a page by offsets (`Manifest.set_at`), a place by separator
+(`Manifest.set_for`), each node with the journal's pairs that fall in it laid over it
+(`pairs_route`, `Manifest.journal_lay`), so lengths stay right at every level.
+
+**Writers** route moves down the same way (`moves_route`), apply them at the nodes of level 0
+(`orders`' `leaf_apply`: `sets.moves_apply` with its repairs and writes), then recompute each
+changed node's entry from the node (`node_entry`), bottom up (`tree_apply`). Only the nodes the
+moves reach are read and written. Every node carries a version that its parent's entry repeats,
+so a writer stopped between writing a node and its parent leaves a mismatch that the next
+writer recomputes from the node (`nodes_repair`), as a manifest does for its sets; a node that
+is cut is left as it was until its parent stops listing it (its id goes to the parent's trash).
+
+This module is pure, like `sets`: `orders` writes the nodes and `reading` reads them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .sets import Manifest, Move, SetInfo, new_set_id
+
+NODE_MAX = 128  # entries of a manifest before it is cut in nodes
+NODE_FILL = NODE_MAX // 2  # entries of the nodes a cut makes, so moves rarely cut them again
+
+Pair = tuple[bytes | None, bytes | None]
+
+
+@dataclass
+class NodesRewrite:
+    """What applying moves did to the nodes below a root: {node id: node} to write (each at its
+    new version), those of them never stored before, and the ids of nodes no longer listed."""
+
+    written: dict[int, Manifest] = field(default_factory=dict)
+    created: set[int] = field(default_factory=set)
+    dropped: list[int] = field(default_factory=list)
+
+
+def node_entry(node_id: int, node: Manifest) -> SetInfo:
+    """A non-empty node as its parent lists it, all of it computed from the node."""
+    return SetInfo(node_id, node.version, node.total, node.last(len(node) - 1), node.histogram)
+
+
+def nodes_split(node: Manifest) -> list[Manifest]:
+    """A node's entries cut into nodes of about NODE_FILL each (version 1, at its level); the
+    first takes the node's trash, for its next writer to delete."""
+    count = -(-len(node) // NODE_FILL)
+    size = -(-len(node) // count)
+    parts = [node.cut(start, min(start + size, len(node))) for start in range(0, len(node), size)]
+    for part in parts:
+        part.version = 1
+    parts[0].trash = list(node.trash)
+    return parts
+
+
+def _nodes_made(parts: list[Manifest], rewrite: NodesRewrite) -> list[SetInfo]:
+    """The entries of new nodes, recorded as created."""
+    entries = []
+    for part in parts:
+        node_id = new_set_id()
+        rewrite.written[node_id] = part
+        rewrite.created.add(node_id)
+        entries.append(node_entry(node_id, part))
+    return entries
+
+
+def root_grow(root: Manifest, rewrite: NodesRewrite) -> None:
+    """Move the entries of a root that outgrew NODE_MAX into new nodes, listed one level up,
+    until it holds at most NODE_MAX (a bulk build may need several levels at once)."""
+    while len(root) > NODE_MAX:
+        root.relist(root.level + 1, _nodes_made(nodes_split(root), rewrite))
+
+
+def tree_build(root: Manifest) -> dict[int, Manifest]:
+    """The nodes of an order built in bulk (`sets.sets_build` made `root`, changed in place)."""
+    rewrite = NodesRewrite()
+    root_grow(root, rewrite)
+    return rewrite.written
+
+
+def moves_route(node: Manifest, moves: Iterable[Move]) -> dict[int, list[Move]]:
+    """{index of an entry of the node: the moves below it}: each member leaves where the node's
+    separators place its old record and joins where they place its new one."""
+    routed: dict[int, list[Move]] = defaultdict(list)
+    for move in moves:
+        if move.old is not None and len(node):
+            routed[node.set_for(move.old)].append(Move(move.old, None))
+        if move.new is not None:
+            routed[max(node.set_for(move.new), 0)].append(Move(None, move.new))
+    return routed
+
+
+def pairs_route(node: Manifest, index: int, pairs: Iterable[Pair]) -> list[Pair]:
+    """The halves of a journal's (gone, came) pairs that fall below entry `index` of a node whose
+    separators were read, for a reader to lay over that entry's node."""
+    routed = []
+    for gone, came in pairs:
+        gone = gone if gone is not None and node.set_for(gone) == index else None
+        came = came if came is not None and node.set_for(came) == index else None
+        if gone is not None or came is not None:
+            routed.append((gone, came))
+    return routed
+
+
+def nodes_repair(node: Manifest, children: dict[int, Manifest]) -> None:
+    """Recompute the entries of children whose version differs from the one the node lists (a
+    writer stopped between writing a child and the node)."""
+    for child_id, child in children.items():
+        index = node.index_of(child_id)
+        if index is not None and child.version != node.set_version(index) and len(child):
+            node.splice(index, 1, [node_entry(child_id, child)])
+
+
+def tree_apply(
+    node: Manifest,
+    moves: list[Move],
+    children: dict[int, Manifest],
+    leaf_apply: Callable[[int, Manifest, list[Move]], None],
+    rewrite: NodesRewrite,
+) -> None:
+    """Apply moves below a node of level 1 or more, in place: at the nodes of level 0 by
+    `leaf_apply(node id, node, moves)`, then each child's entry again from the child (a new
+    version; cut when it outgrew NODE_MAX; gone when empty), last first so indexes hold.
+    `children`: every node the moves reach, read with all their columns."""
+    nodes_repair(node, {c: children[c] for c in node.set_ids() if c in children})
+    for index, routed in sorted(moves_route(node, moves).items(), reverse=True):
+        child_id = node.set_id(index)
+        child = children[child_id]
+        if child.level == 0:
+            leaf_apply(child_id, child, routed)
+        else:
+            tree_apply(child, routed, children, leaf_apply, rewrite)
+        node.splice(index, 1, _child_entries(child_id, child, rewrite))
+
+
+def _child_entries(child_id: int, child: Manifest, rewrite: NodesRewrite) -> list[SetInfo]:
+    """The entries that list a child after its moves: none when it emptied, its new version,
+    or the nodes it was cut into (the child itself stays as it was until nobody lists it)."""
+    if not len(child):
+        rewrite.dropped.append(child_id)
+        return []
+    if len(child) > NODE_MAX:
+        rewrite.dropped.append(child_id)
+        return _nodes_made(nodes_split(child), rewrite)
+    child.version += 1
+    rewrite.written[child_id] = child
+    return [node_entry(child_id, child)]
+
+
+def root_settle(root: Manifest, rewrite: NodesRewrite) -> None:
+    """After moves: a root that outgrew NODE_MAX grows a level; one left with no entries is an
+    empty manifest of level 0 again (its nodes were dropped), ready for the next member."""
+    if root.level and not len(root):
+        root.relist(0, [])
+    root_grow(root, rewrite)
