@@ -17,7 +17,7 @@ from django.db.models import Count, Max, QuerySet
 from pymongo import DESCENDING
 
 from solutions import leaderboard, selectors
-from solutions.leaderboard import entries, reading
+from solutions.leaderboard import entries
 from solutions.models import Board, Programmer
 from solutions.services import today
 
@@ -25,7 +25,6 @@ from . import charts, mongo
 from .models import AlertPreferences, AlertRule, Follow
 
 CHART_DAYS = 30
-FORECAST_DAYS = 30
 
 
 @dataclass(frozen=True)
@@ -37,27 +36,11 @@ class Place:
 def places_of(
     *, board: Board, day: int, programmers: Iterable[Programmer], scope: str = ""
 ) -> dict[int, Place]:
-    """{programmer id: Place} on a board day for those on it: one histogram read and one batched
-    entries read (unique ranks also count who is ahead inside each tie, like the profile)."""
-    on_boards = {p.pk: p for p in programmers if p.on_boards}
-    if not on_boards:
-        return {}
-    if board.ties == Board.UNIQUE:
-        places = {}
-        for programmer in on_boards.values():
-            standing = selectors.programmer_standing(
-                board=board, programmer=programmer, day=day, scope=scope
-            )
-            if standing.rank is not None:
-                places[programmer.pk] = Place(standing.rank, standing.score)
-        return places
-    key = selectors.day_key(board, day)
-    histogram = reading.histogram_read(board.slug, key, scope)
-    places = {}
-    for pid, sort_key in entries.entries_keys(board.slug, on_boards, key, scope).items():
-        score = leaderboard.key_score(sort_key)
-        places[pid] = Place(leaderboard.shared_rank(histogram, score), score)
-    return places
+    """{programmer id: Place} on a board day for those on it (`selectors.programmers_places`)."""
+    found = selectors.programmers_places(
+        board=board, programmers=list(programmers), day=day, scope=scope
+    )
+    return {pid: Place(row.rank, row.score) for pid, row in found.rows.items()}
 
 
 # --- arrows ----------------------------------------------------------------------------------
@@ -206,11 +189,15 @@ def history_id(board_slug: str, programmer_id: int, day: int) -> str:
 
 
 def rank_history(
-    *, board: Board, programmer: Programmer, days: int = CHART_DAYS
+    *,
+    board: Board,
+    programmer: Programmer,
+    days: int = CHART_DAYS,
+    standing: selectors.Standing | None = None,
 ) -> list[tuple[dt.date, int | None]]:
     """The programmer's rank on each of the last `days` days, today last (None: not on the
     board, or not recorded). Past days come from the recorded history (one read by `_id`),
-    today from the live standing."""
+    today from the live standing (`standing`, when the caller read it already)."""
     now_day = today()
     past = range(now_day - days + 1, now_day)
     ids = [history_id(board.slug, programmer.pk, day) for day in past]
@@ -219,30 +206,30 @@ def rank_history(
         for doc in mongo.rank_history().find({"_id": {"$in": ids}}, {"day": 1, "rank": 1})
     }
     points = [(leaderboard.day_to_date(day), recorded.get(day)) for day in past]
-    standing = selectors.programmer_standing(board=board, programmer=programmer, day=now_day)
+    if standing is None:
+        standing = selectors.programmer_standing(board=board, programmer=programmer, day=now_day)
     points.append((leaderboard.day_to_date(now_day), standing.rank))
     return points
 
 
 def forecast_points(*, board: Board, programmer: Programmer) -> list[tuple[dt.date, int]]:
-    """Today's score, then the score of each coming day if the programmer solves nothing more:
-    up to `FORECAST_DAYS` ahead on rolling boards, to the end of the period on calendar boards,
-    nothing on all-time boards (they never decay)."""
-    window = board.spec
-    if window.is_all_time or not programmer.on_boards:
+    """Today's score, then the score of each coming day if the programmer solves nothing more,
+    to `selectors.forecast_horizon` (nothing on all-time boards: they never decay)."""
+    if board.spec.is_all_time or not programmer.on_boards:
         return []
-    now_day = today()
-    if window.kind == leaderboard.ROLLING:
-        ahead = min(window.days, FORECAST_DAYS)  # the last one is the day they drop off
-    else:
-        ahead = min(window.end(now_day) - now_day, FORECAST_DAYS)
-    standing = selectors.programmer_standing(board=board, programmer=programmer, day=now_day)
-    coming = (
-        selectors.programmer_forecast(board=board, programmer=programmer, days=ahead)
-        if ahead > 0
-        else []
+    found = selectors.programmer_around(
+        board=board,
+        programmer=programmer,
+        around=0,
+        forecast_days=selectors.forecast_horizon(board),
     )
-    return [(leaderboard.day_to_date(now_day), standing.score), *coming]
+    return _forecast_line(found.standing, found.forecast)
+
+
+def _forecast_line(
+    standing: selectors.Standing, coming: list[tuple[dt.date, int]]
+) -> list[tuple[dt.date, int]]:
+    return [(leaderboard.day_to_date(standing.day), standing.score), *coming]
 
 
 # --- alerts and notifications ----------------------------------------------------------------
@@ -302,12 +289,16 @@ class BoardCharts:
     forecast: str  # SVG, empty on all-time boards
 
 
-def profile_charts(*, programmer: Programmer) -> list[BoardCharts]:
-    """For each visible board: rank over the last `CHART_DAYS` days, and the forecast."""
+def profile_charts(*, profile: selectors.Profile) -> list[BoardCharts]:
+    """For each board of a profile: rank over the last `CHART_DAYS` days, and the forecast, from
+    the standings and forecasts the profile read (each document once a request)."""
     result = []
-    for board in selectors.boards_visible():
-        history = rank_history(board=board, programmer=programmer)
-        forecast = forecast_points(board=board, programmer=programmer)
+    programmer = profile.programmer
+    for item in profile.boards:
+        board = item.standing.board
+        history = rank_history(board=board, programmer=programmer, standing=item.standing)
+        decays = not board.spec.is_all_time and programmer.on_boards
+        forecast = _forecast_line(item.standing, item.coming) if decays else []
         result.append(
             BoardCharts(
                 board=board,

@@ -55,9 +55,15 @@ def board_of(request: HttpRequest, slug: str | None) -> Board | None:
 def board_version_of(request: HttpRequest, slug: str, *, polled: bool = False) -> int:
     """The board's version for this request: a whole page's is exact (a solve shows at once),
     a poll's (`polled`: the live fragment) changes at most once a second (see `live`)."""
+
+    def read() -> int:  # a page also asks for its live part's version: one read for both
+        return request_memo(request, ("read", slug), lambda: live.board_version(slug))
+
     if polled:
-        return request_memo(request, ("polled", slug), lambda: live.board_version_polled(slug))
-    return request_memo(request, ("version", slug), lambda: live.board_version_cached(slug))
+        return request_memo(
+            request, ("polled", slug), lambda: live.board_version_polled(slug, read)
+        )
+    return request_memo(request, ("version", slug), lambda: live.board_version_cached(slug, read))
 
 
 def _viewer(request: HttpRequest) -> int:
@@ -109,7 +115,9 @@ def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> s
     )
     if programmer is None:
         return None
-    versions = live.board_versions(board.slug for board in boards_of(request))
+    versions = request_memo(  # the page's ETag and its live part's: one read
+        request, ("versions",), lambda: live.board_versions(b.slug for b in boards_of(request))
+    )
     parts = [
         "profile",
         fragment,

@@ -13,7 +13,7 @@ costs one MongoDB read a second rather than one each.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from django.core.cache import cache
 from pymongo import UpdateOne
@@ -53,24 +53,25 @@ def board_version(slug: str) -> int:
     return document.get("v", 0)
 
 
-def board_version_cached(slug: str) -> int:
+def board_version_cached(slug: str, read: Callable[[], int] | None = None) -> int:
     """The board's version as pages use it: from Django's cache, read from MongoDB at most once
-    every `CACHED_VERSION_SECONDS` (and again at once after a touch)."""
+    every `CACHED_VERSION_SECONDS` (and again at once after a touch). `read`: how to read it
+    (a request that needs it twice passes one read)."""
     key = _cache_key(slug)
     version = cache.get(key)
     if version is None:
-        version = board_version(slug)
+        version = read() if read else board_version(slug)
         cache.set(key, version, CACHED_VERSION_SECONDS)
     return version
 
 
-def board_version_polled(slug: str) -> int:
+def board_version_polled(slug: str, read: Callable[[], int] | None = None) -> int:
     """The board's version as the polls of live pages see it: read at most once a second, not
     dropped by a touch (see POLLED_VERSION_SECONDS). Whole pages use `board_version_cached`."""
     key = f"board-version-polled:{slug}"
     version = cache.get(key)
     if version is None:
-        version = board_version(slug)
+        version = read() if read else board_version(slug)
         cache.set(key, version, POLLED_VERSION_SECONDS)
     return version
 

@@ -171,62 +171,102 @@ def programmer_by_handle(handle: str) -> Programmer | None:
 def programmer_standing(
     *, board: Board, programmer: Programmer, day: int | None = None, scope: str = ""
 ) -> Standing:
-    """The programmer's rank and score on a board day: the entry plus the day's histogram, two
-    small reads whatever the size of the board (unique ranks read their place in the order)."""
+    """The programmer's rank and score on a board day: their entry, then the day's histogram (the
+    order's root), whatever the size of the board (unique ranks read their place in the order)."""
+    found = programmer_around(board=board, programmer=programmer, day=day, around=0, scope=scope)
+    return found.standing
+
+
+@dataclass(frozen=True)
+class Around:
+    """A programmer's standing with the programmers listed just above and below them, and their
+    scores of the coming days."""
+
+    standing: Standing
+    above: list[Row] = field(default_factory=list)
+    below: list[Row] = field(default_factory=list)
+    forecast: list[tuple[dt.date, int]] = field(default_factory=list)
+
+
+def programmer_around(
+    *,
+    board: Board,
+    programmer: Programmer,
+    day: int | None = None,
+    around: int = 4,
+    scope: str = "",
+    forecast_days: int = 0,
+) -> Around:
+    """A programmer's standing on a board day, the `around` programmers above and below, and their
+    scores of the next `forecast_days` days: one read of their entry and one of the day's
+    order (`reading.order_read`: the journal's part, the root, a node a level, the sets around
+    them; the root alone when only a shared rank is asked), each document read once."""
     day = today() if day is None else day
     key = day_key(board, day)
-    histogram = reading.histogram_read(board.slug, key, scope)
-    total = leaderboard.board_total(histogram)
-    entry = entries.entry_read(board.slug, programmer.pk, [key])
+    ahead = _forecast_days(board, forecast_days) if programmer.on_boards else []
+    entry = entries.entry_read(board.slug, programmer.pk, [key, *map(str, ahead)])
+    forecast_scores = [
+        (leaderboard.day_to_date(d), entries.entry_sum(entry, str(d))) for d in ahead
+    ]
     sort_key = entries.entry_key(entry, key)
     score = leaderboard.key_score(sort_key)
     in_scope = not scope or scope in entry.get("groups", [])
     if score <= 0 or not programmer.on_boards or not in_scope:
-        return Standing(
-            board=board, day=day, handle=programmer.handle, rank=None, score=0, total=total
+        total = leaderboard.board_total(reading.histogram_read(board.slug, key, scope))
+        standing = Standing(board, day, programmer.handle, rank=None, score=0, total=total)
+        return Around(standing, forecast=forecast_scores)
+    unique = board.ties == Board.UNIQUE
+    if around > 0 or unique:
+        record = sets.Member(sort_key, entry["handle"], programmer.pk).record()
+        histogram, position, records, first = reading.order_read(
+            board.slug, key, scope, lambda view: _neighbourhood(view, record, around)
+        )
+    else:
+        histogram, position, records, first = (
+            reading.histogram_read(board.slug, key, scope),
+            None,
+            [],
+            0,
         )
     rank = leaderboard.shared_rank(histogram, score)
-    if board.ties == Board.UNIQUE:
-        position = _position(board, key, scope, entry, sort_key)
-        rank = rank if position is None else position + 1
-    return Standing(
+    if unique and position is not None:
+        rank = position + 1
+    standing = Standing(
         board=board,
         day=day,
         handle=programmer.handle,
         rank=rank,
         score=score,
-        total=total,
+        total=leaderboard.board_total(histogram),
         key=sort_key,
         programmer_id=programmer.pk,
         at_or_above=leaderboard.at_or_above(histogram, score),
     )
-
-
-def _position(board: Board, key: str, scope: str, entry: dict, sort_key: int) -> int | None:
-    """A programmer's 0-based place in the listing order of a board day (from their entry)."""
-    member = sets.Member(sort_key, entry["handle"], entry["_id"])
-    return reading.member_position(board.slug, key, scope, member)
-
-
-def programmer_neighbours(
-    *, board: Board, standing: Standing, around: int, scope: str = ""
-) -> tuple[list[Row], list[Row]]:
-    """The `around` programmers just above and just below a standing: their place in the order,
-    then the sets around it."""
-    if standing.rank is None or around <= 0:
-        return [], []
-    key = day_key(board, standing.day)
-    entry = entries.entry_read(board.slug, standing.programmer_id, [key])
-    position = _position(board, key, scope, entry, standing.key) if entry else None
     if position is None:
-        return [], []
-    first = max(0, position - around)
-    histogram, members = reading.order_page(
-        board.slug, key, scope, first, position - first + 1 + around
-    )
-    rows = _rows(board, members, histogram, first)
+        return Around(standing, forecast=forecast_scores)
+    rows = _rows(board, [sets.Member.from_record(r) for r in records], histogram, first)
     own = position - first
-    return rows[:own], rows[own + 1 :]
+    return Around(standing, rows[:own], rows[own + 1 :], forecast_scores)
+
+
+def _neighbourhood(
+    view: reading.OrderView, record: bytes, around: int
+) -> tuple[dict[int, int], int | None, list[bytes], int]:
+    """(the histogram, the record's place, the records from `first` to `around` past it, first)."""
+    position = view.position(record)
+    if position is None or around <= 0:
+        return view.histogram, position, [], position or 0
+    first = max(0, position - around)
+    return view.histogram, position, view.records(first, position - first + 1 + around), first
+
+
+def _forecast_days(board: Board, days: int) -> list[int]:
+    """The coming days whose scores a forecast shows, at most the board's span (none on an
+    all-time board)."""
+    if board.spec.is_all_time or days <= 0:
+        return []
+    now_day = today()
+    return [now_day + offset for offset in range(1, min(days, board.spec.span) + 1)]
 
 
 def programmer_forecast(
@@ -271,16 +311,18 @@ def programmer_position(
     *, board: Board, programmer: Programmer, day: int | None = None, scope: str = ""
 ) -> int | None:
     """The programmer's 1-based place in the listed order of a board day (which page holds
-    them), None when not on it. With shared ranks several programmers hold one rank, so the
-    place is the rank plus those listed before them inside the tie."""
-    standing = programmer_standing(board=board, programmer=programmer, day=day, scope=scope)
-    if standing.rank is None:
-        return None
-    if board.ties == Board.UNIQUE:
-        return standing.rank  # already the place in the order
-    key = day_key(board, standing.day)
+    them), None when not on it: their entry, then their place in the order. With shared ranks
+    several programmers hold one rank, so the place is the rank plus those listed before them
+    inside the tie."""
+    day = today() if day is None else day
+    key = day_key(board, day)
     entry = entries.entry_read(board.slug, programmer.pk, [key])
-    position = _position(board, key, scope, entry, standing.key)
+    sort_key = entries.entry_key(entry, key)
+    in_scope = not scope or scope in entry.get("groups", [])
+    if leaderboard.key_score(sort_key) <= 0 or not programmer.on_boards or not in_scope:
+        return None
+    member = sets.Member(sort_key, entry["handle"], programmer.pk)
+    position = reading.member_position(board.slug, key, scope, member)
     return None if position is None else position + 1
 
 
@@ -414,32 +456,77 @@ def programmers_starting_with(*, prefix: str) -> QuerySet[Programmer]:
     )
 
 
+@dataclass(frozen=True)
+class Places:
+    """Where a few programmers stand on a board day: {programmer id: their row} for those on it,
+    the number on the board, and one of them with their neighbours when asked (`around_of`)."""
+
+    rows: dict[int, Row]
+    total: int
+    around: Around | None = None
+
+
 def programmers_places(
-    *, board: Board, programmers: list[Programmer], day: int, scope: str = ""
-) -> tuple[dict[int, Row], int]:
-    """Where a few programmers stand on a board day, as `programmer_standing` says it for each:
-    ({programmer id: their row} for those on the board, the number on the board). Shared ranks
-    cost the day's histogram (two `_id` reads) and one `$in` read of the programmers' entries,
-    however many they are; unique ranks also place each programmer in the order."""
+    *,
+    board: Board,
+    programmers: list[Programmer],
+    day: int,
+    scope: str = "",
+    around_of: Programmer | None = None,
+    around: int = 4,
+) -> Places:
+    """Where a few programmers stand on a board day, as `programmer_standing` says it for each,
+    and `around_of` (one of them) with the `around` programmers above and below: one `$in` read
+    of their entries, then one read of the day's order (`reading.order_read`; the root alone for
+    shared ranks with no neighbours), however many they are."""
     key = day_key(board, day)
-    histogram = reading.histogram_read(board.slug, key, scope)
     on_boards = {programmer.pk: programmer for programmer in programmers if programmer.on_boards}
-    if not on_boards:
-        return {}, leaderboard.board_total(histogram)
-    rows = {}
-    if board.ties == Board.UNIQUE:
-        for programmer in on_boards.values():
-            standing = programmer_standing(board=board, programmer=programmer, day=day, scope=scope)
-            if standing.rank is not None:
-                rows[programmer.pk] = Row(
-                    standing.rank, programmer.handle, standing.score, programmer.pk
-                )
+    members = entries.entries_members(board.slug, on_boards, key, scope) if on_boards else {}
+    unique = board.ties == Board.UNIQUE
+    wanted = members.get(around_of.pk) if around_of is not None else None
+    if unique or wanted is not None:
+
+        def question(view: reading.OrderView):
+            positions = (
+                {pid: view.position(m.record()) for pid, m in members.items()} if unique else {}
+            )
+            near = _neighbourhood(view, wanted.record(), around) if wanted else None
+            return view.histogram, positions, near
+
+        histogram, positions, near = reading.order_read(board.slug, key, scope, question)
     else:
-        for pid, sort_key in entries.entries_keys(board.slug, on_boards, key, scope).items():
-            score = leaderboard.key_score(sort_key)
-            rank = leaderboard.shared_rank(histogram, score)
-            rows[pid] = Row(rank, on_boards[pid].handle, score, pid)
-    return rows, leaderboard.board_total(histogram)
+        histogram, positions, near = reading.histogram_read(board.slug, key, scope), {}, None
+    rows = {}
+    for pid, member in members.items():
+        rank = leaderboard.shared_rank(histogram, member.score)
+        if positions.get(pid) is not None:
+            rank = positions[pid] + 1
+        at_or_above = leaderboard.at_or_above(histogram, member.score)
+        rows[pid] = Row(rank, on_boards[pid].handle, member.score, pid, at_or_above)
+    total = leaderboard.board_total(histogram)
+    if around_of is None:
+        return Places(rows, total)
+    row = rows.get(around_of.pk)
+    if row is None or near is None:
+        standing = Standing(board, day, around_of.handle, rank=None, score=0, total=total)
+        return Places(rows, total, Around(standing))
+    standing = Standing(
+        board,
+        day,
+        row.handle,
+        row.rank,
+        row.score,
+        total,
+        wanted.key,
+        row.programmer_id,
+        row.at_or_above,
+    )
+    _histogram, position, records, first = near
+    if position is None:
+        return Places(rows, total, Around(standing))
+    near_rows = _rows(board, [sets.Member.from_record(r) for r in records], histogram, first)
+    own = position - first
+    return Places(rows, total, Around(standing, near_rows[:own], near_rows[own + 1 :]))
 
 
 @dataclass(frozen=True)
@@ -466,6 +553,7 @@ class HandleMatches:
     total: int  # programmers on the board that day
     matches: list[HandleMatch]
     more: int  # matches past the list, counted up to HANDLE_MATCHES_COUNTED matches in all
+    one: Around | None = None  # the one programmer searched for, with their neighbours
 
     @property
     def date(self) -> dt.date:
@@ -493,11 +581,14 @@ def programmers_search(
     day: int | None = None,
     scope: str = "",
     limit: int = HANDLE_MATCHES_MAX,
+    around: int = 0,
 ) -> HandleMatches:
     """The programmers whose handle starts with `prefix`, at most `limit` in handle order, each
-    with their rank and score on a board day, and how many more match. At any number of
-    programmers: one SQL range read of the handle index (a second, counting at most
-    HANDLE_MATCHES_COUNTED, only when the list is full) and the reads of `programmers_places`."""
+    with their rank and score on a board day, and how many more match; with `around`, the one
+    programmer it names (the only match, or a handle given in full) with that many programmers
+    above and below. At any number of programmers: one SQL range read of the handle index (a
+    second, counting at most HANDLE_MATCHES_COUNTED, only when the list is full) and the reads
+    of `programmers_places`."""
     day = today() if day is None else day
     found = programmers_starting_with(prefix=prefix).only("handle", "hidden", "banned")
     listed = list(found[: limit + 1])
@@ -505,12 +596,21 @@ def programmers_search(
     if len(listed) > limit:
         listed = listed[:limit]
         more = found[:HANDLE_MATCHES_COUNTED].count() - limit
-    places, total = programmers_places(board=board, programmers=listed, day=day, scope=scope)
+    named = [p for p in listed if p.handle.lower() == prefix.lower()]
+    one = (named or (listed if len(listed) == 1 and not more else []))[:1]
+    places = programmers_places(
+        board=board,
+        programmers=listed,
+        day=day,
+        scope=scope,
+        around_of=one[0] if one and around else None,
+        around=around,
+    )
     matches = []
     for programmer in listed:
-        row = places.get(programmer.pk)
+        row = places.rows.get(programmer.pk)
         matches.append(HandleMatch(programmer, row.rank if row else None, row.score if row else 0))
-    return HandleMatches(board, day, prefix, total, matches, more)
+    return HandleMatches(board, day, prefix, places.total, matches, more, places.around)
 
 
 @dataclass(frozen=True)
@@ -552,7 +652,8 @@ def board_periods(*, board: Board, day: int, count: int = 6) -> list[Period]:
 @dataclass(frozen=True)
 class BoardStanding:
     standing: Standing
-    forecast: list[tuple[dt.date, int]]
+    forecast: list[tuple[dt.date, int]]  # the coming week on rolling boards, for the table
+    coming: list[tuple[dt.date, int]] = field(default_factory=list)  # to `forecast_horizon`
 
 
 @dataclass(frozen=True)
@@ -628,6 +729,20 @@ class Profile:
 
 
 PROFILE_FORECAST_DAYS = 7
+FORECAST_HORIZON_DAYS = 30
+
+
+def forecast_horizon(board: Board) -> int:
+    """How many coming days a forecast shows: up to FORECAST_HORIZON_DAYS on rolling boards (the
+    last one is the day a quiet programmer drops off), to the end of the period on calendar
+    boards, none on all-time boards (they never decay)."""
+    window = board.spec
+    if window.is_all_time:
+        return 0
+    if window.kind == leaderboard.ROLLING:
+        return min(window.days, FORECAST_HORIZON_DAYS)
+    now_day = today()
+    return max(0, min(window.end(now_day) - now_day, FORECAST_HORIZON_DAYS))
 
 
 def programmer_profile(*, programmer: Programmer) -> Profile:
@@ -636,17 +751,10 @@ def programmer_profile(*, programmer: Programmer) -> Profile:
     solved, newest first, and the year of solving (from the same read of their solves)."""
     standings = []
     for board in boards_visible():
-        forecast = (
-            programmer_forecast(
-                board=board,
-                programmer=programmer,
-                days=min(board.spec.span, PROFILE_FORECAST_DAYS),
-            )
-            if board.is_rolling and programmer.on_boards
-            else []
-        )
-        standing = programmer_standing(board=board, programmer=programmer)
-        standings.append(BoardStanding(standing=standing, forecast=forecast))
+        days = forecast_horizon(board)
+        found = programmer_around(board=board, programmer=programmer, around=0, forecast_days=days)
+        table = found.forecast[:PROFILE_FORECAST_DAYS] if board.is_rolling else []
+        standings.append(BoardStanding(found.standing, forecast=table, coming=found.forecast))
     solves = programmer_solved_problems(programmer=programmer)
     problems = Problem.objects.in_bulk([solve["problem"] for solve in solves], field_name="slug")
     solved = []

@@ -275,22 +275,19 @@ class Search:
 
 
 def _search(board: Board, text: str, day: int, scope: str) -> Search:
-    found = selectors.programmers_search(board=board, prefix=text, day=day, scope=scope)
-    one = found.named(text) or (found.matches[0] if found.count == 1 else None)
-    if one is None:
+    found = selectors.programmers_search(
+        board=board, prefix=text, day=day, scope=scope, around=NEIGHBOURS
+    )
+    if found.one is None:
         return Search(found)
-    standing = selectors.programmer_standing(
-        board=board, programmer=one.programmer, day=day, scope=scope
-    )
+    standing = found.one.standing
     if standing.rank is None:
-        return Search(found, handle=one.handle)
-    above, below = selectors.programmer_neighbours(
-        board=board, standing=standing, around=NEIGHBOURS, scope=scope
-    )
+        return Search(found, handle=standing.handle)
     row = selectors.Row(
-        standing.rank, one.handle, standing.score, one.programmer.pk, standing.at_or_above
+        standing.rank, standing.handle, standing.score, standing.programmer_id, standing.at_or_above
     )
-    return Search(found, handle=one.handle, on_board=True, rows=[*above, row, *below])
+    rows = [*found.one.above, row, *found.one.below]
+    return Search(found, handle=standing.handle, on_board=True, rows=rows)
 
 
 def _board_context(

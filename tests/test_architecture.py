@@ -149,8 +149,6 @@ def test_attempts_are_written_by_one_service():
 
 ENGINE = ROOT / CORE / "leaderboard"
 ENGINE_MODULE_LINES_MAX = 500
-# Temporary: `sets.py` is being split by concept too; the lead removes it from here once it is.
-ENGINE_MODULES_STILL_LONG = {"sets.py"}
 
 
 def test_every_module_of_the_engine_can_be_read_in_one_sitting():
@@ -160,11 +158,7 @@ def test_every_module_of_the_engine_can_be_read_in_one_sitting():
         str(path.relative_to(ENGINE)): len(path.read_text().splitlines())
         for path in sorted(ENGINE.rglob("*.py"))
     }
-    too_long = {
-        name: lines
-        for name, lines in lengths.items()
-        if lines > ENGINE_MODULE_LINES_MAX and name not in ENGINE_MODULES_STILL_LONG
-    }
+    too_long = {name: lines for name, lines in lengths.items() if lines > ENGINE_MODULE_LINES_MAX}
     assert not too_long, f"engine modules over {ENGINE_MODULE_LINES_MAX} lines: {too_long}"
 
 

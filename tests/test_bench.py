@@ -1,9 +1,9 @@
 """`manage.py bench`: the MongoDB commands of every board read and of a solve do not grow with
-the board (counted with pymongo's command monitoring, not timed)."""
+the board, in process and through HTTP as users call it (counted with pymongo's command
+monitoring, with the bytes each way; not timed)."""
 
 from __future__ import annotations
 
-import re
 from io import StringIO
 
 import pytest
@@ -11,22 +11,46 @@ import redis
 from django.core.management import call_command
 from pymongo import MongoClient
 
-from solutions.management.commands.bench import bench_run
+from solutions.bench.counting import HTTP_CACHED, HTTP_UNCACHED, IN_PROCESS
+from solutions.bench.report import bytes_flat
+from solutions.bench.run import bench_run
+from solutions.leaderboard import sets
 from tests.services_available import REDIS_URL, require_redis
 
-pytestmark = pytest.mark.slow
+# Ordered with the database tests (pytest-django runs tests with no database mark last, after
+# the transactional ones have flushed the boards the migrations made).
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
+
+
+@pytest.fixture(scope="module")
+def measured(django_db_setup, django_db_blocker, embedded_server):
+    """One run at 200 and 2,000 programmers, shared by the tests that read its figures (a
+    run costs some 20 s on this machine)."""
+    from django.conf import settings
+
+    real_name, settings.MONGODB_DB = settings.MONGODB_DB, "leaderboard_test"
+    try:
+        with django_db_blocker.unblock():
+            results = bench_run(
+                uri=embedded_server.uri, sizes=[200, 2000], repeat=1, report=lambda _: None
+            )
+    finally:
+        settings.MONGODB_DB = real_name
+    return results
 
 
 def counts(results, size: int) -> dict[str, int]:
     return {result.operation: result.commands for result in results if result.programmers == size}
 
 
+def by_size(results, size: int, how: tuple[str, ...]) -> dict:
+    return {r.operation: r for r in results if r.programmers == size and r.how in how}
+
+
 def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
-    embedded_server, db, settings
+    measured, embedded_server
 ):
-    settings.MONGODB_DB = "leaderboard_test"
-    results = bench_run(uri=embedded_server.uri, sizes=[200, 2000], repeat=1, report=lambda _: None)
-    small, large = counts(results, 200), counts(results, 2000)
+    small, large = counts(measured, 200), counts(measured, 2000)
     # Every read is the board's journal (the part of that day), the day's manifest, plus at most
     # one read of sets by `_id`, at any offset (a group of at most 128 keeps its members inside
     # its manifest: two reads).
@@ -35,10 +59,6 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     assert small["rank"] == large["rank"] == 3  # the entry, the journal and the histogram
     assert small["around me (4)"] == large["around me (4)"] <= 7
     assert small["profile"] == large["profile"]
-    # The board page as a visitor gets it: built from nothing (the cache cleared), then from the
-    # cache with no MongoDB command at all.
-    assert small["top page (first build)"] == large["top page (first build)"] <= 7
-    assert small["top page (cached)"] == large["top page (cached)"] == 0
     # A solve (the bench's programmer solving again): the log and each board's entry; the lease,
     # listing them as pending; each board's entry read; the journals of every board at once
     # with the histograms of the groups' orders it moves, for the groups' ranklists (two reads
@@ -52,9 +72,6 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
         == large["solve (3 boards)"]
         == 1 + problem_count + 3 + 1 + 3 + journals + 3 + 1 + 2
     )
-    # A search by the start of a handle: the day's histogram (journal, manifest) and one `$in`
-    # of the 20 listed entries, whatever the board's size (its SQL queries are in the detail).
-    assert small["prefix search (API)"] == large["prefix search (API)"] == 3
     # Another programmer each time costs the same, until a journal is full and folded.
     assert small["solve, another each time"] == large["solve, another each time"] == 19
     # The year on a profile reads the programmer's own solves; the problems' solver counts and
@@ -62,20 +79,18 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     for operation in ("year and streaks", "problems with solver counts", "a problem's solvers"):
         assert small[operation] == large[operation] <= 1, operation
     # Groups ranked against each other: the ranklist's journal part, manifest and at most one
-    # read of sets, then the groups' names; when a tie runs on from the page before, three more
-    # reads to find where it starts.
+    # read of sets, then the groups' names.
     assert small["countries ranked"] <= 4 and large["countries ranked"] <= 4
-    for size in (small, large):
-        assert size["organizations, middle page (API)"] in (3, 4, 6, 7)
     # The server's own account (explain) of the documents the reads examined: no read scans.
     # (A group of 200 fits inside its manifest: one document, not two.)
-    examined = {r.operation: r.examined for r in results if r.programmers == 200}
-    examined_large = {r.operation: r.examined for r in results if r.programmers == 2000}
+    examined = {r.operation: r.examined for r in by_size(measured, 200, (IN_PROCESS,)).values()}
+    examined_large = {
+        r.operation: r.examined for r in by_size(measured, 2000, (IN_PROCESS,)).values()
+    }
     assert examined.pop("group page") <= examined_large.pop("group page") <= 2
     # The ranklists: at most the journal, the manifest and a set twice, and the page's names.
     for each in (examined, examined_large):
         assert each.pop("countries ranked") <= 2 + 6  # six countries at most, named
-        assert each.pop("organizations, middle page (API)") <= 6 + 25
     assert examined == examined_large
     assert all(examined[page] <= 2 for page in ("page 1", "middle page", "last page", "rank"))
     # The scratch database is gone afterwards.
@@ -83,18 +98,105 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
         assert "leaderboard_test_bench" not in client.list_database_names()
 
 
-def test_the_command_prints_a_table_of_commands_and_times(embedded_server, db, settings):
+HTTP_ROWS = {
+    "board page 1 (API)",
+    "board page 1 (page)",
+    "board page 1 (page, cached)",
+    "middle page (API)",
+    "last page (API)",
+    "a country's page 1 (API)",
+    "around me (4) with forecast (API)",
+    "profile (page)",
+    "countries ranked (page)",
+    "countries ranked (API)",
+    "organizations, middle page (API)",
+    "prefix search (API)",
+    "solve (API)",
+}
+
+
+def test_each_request_through_http_costs_the_same_commands_at_200_and_2000_programmers(measured):
+    small = by_size(measured, 200, (HTTP_UNCACHED, HTTP_CACHED))
+    large = by_size(measured, 2000, (HTTP_UNCACHED, HTTP_CACHED))
+    assert small.keys() == large.keys() == HTTP_ROWS
+    # Two rows read one document fewer on a small board, by design: a group of at most 128
+    # programmers keeps its members inside its manifest (a country has some 33 at 200, 333 at
+    # 2,000), and so do the 10 organizations of 200 programmers (100 at 2,000); when a tie runs
+    # on from the page before, the organizations' page makes three more reads to find its start.
+    assert small.pop("a country's page 1 (API)").commands == 2
+    assert large.pop("a country's page 1 (API)").commands == 3
+    assert small.pop("organizations, middle page (API)").commands == 3
+    assert large.pop("organizations, middle page (API)").commands in (3, 4, 6, 7)
+    for name in small:
+        assert small[name].commands == large[name].commands, name
+    # A page through the API: journal, manifest, set. The page adds the board's version (the
+    # cache cleared) and yesterday's ranks of its rows for the arrows (journal, histogram, the
+    # rows' entries by `$in`); from the cache, nothing.
+    assert large["board page 1 (API)"].commands == large["last page (API)"].commands == 3
+    assert large["board page 1 (page)"].commands <= 8
+    assert large["board page 1 (page, cached)"].commands == 0
+    # A judge's solve through the API: the solve of the engine plus the idempotency key's
+    # claim and answer.
+    assert large["solve (API)"].commands == counts(measured, 2000)["solve (3 boards)"] + 2
+
+    # A solve's bytes are mostly its boards' journals, read whole and their parts written
+    # whole: they hold the pairs of every programmer moved since the last fold (at most
+    # JOURNAL_MAX), so they follow how full the journals are, not the board's size. Here the
+    # same number of programmers moved before it at both sizes, but each with their own days:
+    # 80.8 / 88.2 KB sent and 72.3 / 79.5 received, at the edge of ±10%. Held to ±25%.
+    solve_small, solve_large = small.pop("solve (API)"), large.pop("solve (API)")
+    for what in ("sent", "received"):
+        figures = [getattr(solve_small, what), getattr(solve_large, what)]
+        assert abs(figures[1] - figures[0]) <= 0.25 * figures[0], what
+    # What each other request sends is the same at both sizes (±10%).
+    for name in small:
+        assert bytes_flat([small[name].sent, large[name].sent]), name
+    # What comes back is too for these:
+    for name in (
+        "board page 1 (page, cached)",
+        "profile (page)",
+        "countries ranked (page)",
+        "countries ranked (API)",
+        "prefix search (API)",
+    ):
+        assert bytes_flat([small[name].received, large[name].received]), name
+    # Not for the rows that read a set of members (pages, around me): a read gets a whole set to
+    # show 25 rows, and a board of 200 has one set of 200 members (10 KB) where a larger board's
+    # sets hold about SET_FILL, 512 (26 KB), so at 2,000 a page receives 2.4 times the bytes it
+    # does at 200 (27.0 KB against 11.1; around me 27.4 against 11.5). That stops at a set's
+    # size (SET_MAX members) instead of growing with the board, but it is not ±10% here.
+    # Issue 22: the manifest tree (`leaderboard/tree.py`) bounds the manifest's part of these
+    # bytes at large sizes; this part needs a read that fetches only the page's members of a
+    # set. Until then these rows are held to a bound that does not depend on the board's size:
+    # one full set a page, two for around me (its neighbours may straddle two sets), plus 8 KB
+    # (the journal part, the manifest, and for the page its rows' entries).
+    full_set = sets.SET_MAX * sets.RECORD_BYTES
+    for name in ("board page 1 (API)", "board page 1 (page)", "middle page (API)"):
+        assert small[name].received < large[name].received <= full_set + 8 * 1024, name
+    assert large["last page (API)"].received <= full_set + 8 * 1024
+    assert large["around me (4) with forecast (API)"].received <= 2 * full_set + 8 * 1024
+
+
+def test_the_command_prints_one_markdown_table_with_the_sizes_side_by_side(
+    embedded_server, db, settings
+):
     settings.MONGODB_DB = "leaderboard_test"
     out = StringIO()
     call_command(
         "bench", "--programmers", "30,60", "--repeat", "1", "--uri", embedded_server.uri, stdout=out
     )
     lines = out.getvalue().splitlines()
-    assert any("programmers" in line and "commands" in line for line in lines)
-    rows = [line for line in lines if re.match(r"\s*(30|60)  \w", line)]
-    assert len(rows) == 34  # seventeen operations at two sizes
-    steady = "Same number of commands at every size: top page (first build), top page (cached)"
-    assert steady in lines[-1]
+    heading = next(line for line in lines if line.startswith("| operation |"))
+    for column in ("commands", "sent KB", "received KB", "median ms at 30", "p95 ms at 60", "×"):
+        assert f"| {column} |" in heading, column
+    rows = [line for line in lines if line.startswith("| ") and line != heading]
+    assert len(rows) == 13 + len(HTTP_ROWS)  # one row per operation, the sizes side by side
+    assert any("| HTTP, cache cleared |" in row for row in rows)
+    assert any(
+        row.startswith("| board page 1 (page, cached) | HTTP, page cached | 0 |") for row in rows
+    )
+    same = next(line for line in lines if line.startswith("The same commands and bytes (±10%)"))
+    assert "board page 1 (page, cached)" in same
 
 
 def test_the_same_reads_and_solve_are_measured_on_redis_sorted_sets(embedded_server, db, settings):

@@ -12,7 +12,7 @@ import time_machine
 from django.db import connection
 
 from solutions import leaderboard, mongo, selectors, services
-from solutions.leaderboard import applier, entries, journals, orders, reading, rebuild, sets
+from solutions.leaderboard import applier, entries, journals, orders, reading, rebuild, sets, tree
 from solutions.models import Board, Problem
 from tests.conftest import NOW
 
@@ -326,11 +326,13 @@ def every_board_shows(boards, rows: list[tuple[str, int]]) -> None:
         assert sorted((row.handle, row.score) for row in page.rows) == rows, board.slug
 
 
-@pytest.mark.parametrize("set_max", [1024, 2])
+@pytest.mark.parametrize("set_max,node_max", [(1024, 128), (2, 128), (1, 2)])
 def test_solves_of_the_same_programmers_at_once_move_every_order_exactly_once(
-    mongodb, boards, alice, bob, charlie, now, monkeypatch, set_max
+    mongodb, boards, alice, bob, charlie, now, monkeypatch, set_max, node_max
 ):
     monkeypatch.setattr(sets, "SET_MAX", set_max)
+    monkeypatch.setattr(tree, "NODE_MAX", node_max)  # 2: nodes over sets of one (see `tree`)
+    monkeypatch.setattr(tree, "NODE_FILL", max(2, node_max // 2))
     monkeypatch.setattr(orders, "INLINE_MAX", min(orders.INLINE_MAX, set_max))
     monkeypatch.setattr(sets, "ARRIVALS_MAX", min(sets.ARRIVALS_MAX, set_max))
     problems = many_problems(4)

@@ -180,9 +180,8 @@ def test_neighbours_are_the_programmers_just_above_and_below(world):
     rng = random.Random(3)
     for index in rng.sample(range(len(expected)), 15):
         programmer = Programmer.objects.get(handle=expected[index][1])
-        standing = selectors.programmer_standing(board=board, programmer=programmer, day=TODAY)
-        above, below = selectors.programmer_neighbours(board=board, standing=standing, around=4)
-        as_tuples = [(row.rank, row.handle, row.score) for row in above + below]
+        found = selectors.programmer_around(board=board, programmer=programmer, day=TODAY)
+        as_tuples = [(row.rank, row.handle, row.score) for row in found.above + found.below]
         assert as_tuples == expected[max(0, index - 4) : index] + expected[index + 1 : index + 5]
 
 

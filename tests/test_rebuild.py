@@ -13,7 +13,7 @@ import time_machine
 from django.core.management import CommandError, call_command
 
 from solutions import leaderboard, mongo, selectors, services
-from solutions.leaderboard import entries, orders, sets
+from solutions.leaderboard import entries, journals, orders, sets, tree
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
 
@@ -22,15 +22,20 @@ FIRST_DAY = TODAY - 6  # the stream runs from here to today
 DAYS = range(FIRST_DAY - 9, TODAY + 3)  # late solves reach 9 days back; a little forecast
 
 
-@pytest.fixture(params=["sets of 1024", "sets of 3"])
+@pytest.fixture(params=["sets of 1024", "sets of 3", "sets of 3 in nodes of 3"])
 def streamed(request, mongodb, boards_of_every_kind, monkeypatch):
     """A week of judging, day by day with the clock pinned: on-time solves, late ones, repeats
-    (with sets of 3, orders of many sets that split and empty)."""
-    if request.param == "sets of 3":
+    (with sets of 3, orders of many sets that split and empty; in nodes of 3, orders of several
+    levels whose nodes are cut and emptied, see `tree`)."""
+    if request.param != "sets of 1024":
         monkeypatch.setattr(sets, "SET_MAX", 3)
         monkeypatch.setattr(sets, "SET_FILL", 2)
         monkeypatch.setattr(orders, "INLINE_MAX", 1)
         monkeypatch.setattr(sets, "ARRIVALS_MAX", 2)
+    if request.param == "sets of 3 in nodes of 3":
+        monkeypatch.setattr(tree, "NODE_MAX", 3)
+        monkeypatch.setattr(tree, "NODE_FILL", 2)
+        monkeypatch.setattr(journals, "JOURNAL_MAX", 40)  # folds often: moves through the levels
     rng = random.Random(1234)
     boards = boards_of_every_kind
     programmers = [

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from solutions.leaderboard import maths, sets
+from solutions.leaderboard import maths, moving, sets
 
 
 def member(rng: random.Random, pid: int) -> bytes:
@@ -35,7 +35,7 @@ def listing(manifest: sets.Manifest, stored: dict[int, bytes]) -> list[bytes]:
 def test_a_journal_laid_over_a_manifest_lists_what_the_moves_make(seed):
     rng = random.Random(seed)
     held = {pid: member(rng, pid) for pid in range(rng.randrange(0, 60))}
-    manifest, rewrite = sets.sets_build(sorted(held.values()), fill=rng.choice([2, 5, 16]))
+    manifest, rewrite = moving.sets_build(sorted(held.values()), fill=rng.choice([2, 5, 16]))
     stored = {set_id: blob for set_id, (_v, blob) in rewrite.written.items()}
     # Some programmers leave, some move to another score, some arrive: one pair each.
     pairs, now = [], dict(held)

@@ -8,11 +8,12 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import random
+import struct
 from collections import Counter
 
 import pytest
 
-from solutions.leaderboard import maths, sets, tree
+from solutions.leaderboard import maths, moving, orders, sets, tree
 
 
 @pytest.fixture(autouse=True)
@@ -33,11 +34,11 @@ class Order:
     """One order's documents as the store keeps them: the root, the nodes and the sets."""
 
     def __init__(self, records: list[bytes], fill: int) -> None:
-        self.root, built = sets.sets_build(sorted(records), fill=fill)
+        self.root, built = moving.sets_build(sorted(records), fill=fill)
         self.sets = {s: vb for s, vb in built.written.items()}
         self.nodes = tree.tree_build(self.root)
 
-    def move(self, moves: list[sets.Move]) -> None:
+    def move(self, moves: list[moving.Move]) -> None:
         """What a fold does: apply moves at the leaves, the levels above recomputed."""
         rewrite = tree.NodesRewrite()
         if self.root.level == 0:
@@ -50,10 +51,10 @@ class Order:
             del self.nodes[node_id]
         self.nodes.update(rewrite.written)
 
-    def leaf_apply(self, _leaf_id: int, leaf: sets.Manifest, moves: list[sets.Move]) -> None:
-        read, fold = sets.sets_to_read(leaf, moves)
+    def leaf_apply(self, _leaf_id: int, leaf: sets.Manifest, moves: list[moving.Move]) -> None:
+        read, fold = moving.sets_to_read(leaf, moves)
         loaded = {s: self.sets[s][1] for s in read if s in self.sets}
-        rewrite = sets.moves_apply(leaf, loaded, moves, fold & set(loaded))
+        rewrite = moving.moves_apply(leaf, loaded, moves, fold & set(loaded))
         self.sets.update(rewrite.written)
         for set_id in rewrite.dropped:
             self.sets.pop(set_id, None)
@@ -110,7 +111,7 @@ def test_moves_through_the_levels_keep_the_brute_force_listing(seed):
             if new is not None:
                 held[pid] = new
             if old is not None or new is not None:
-                moves.append(sets.Move(old, new))
+                moves.append(moving.Move(old, new))
         order.move(moves)
         expected = sorted(held.values())
         assert order.listing() == expected
@@ -168,3 +169,18 @@ def test_a_journal_laid_level_by_level_lists_what_the_moves_make(seed):
         written = sets.records_of(order.sets.get(set_id, (0, b""))[1])
         listed = sorted([r for r in written if r not in departed] + node.arrivals_of(set_id))
         assert listed[inside] == expected[offset]
+
+
+def test_a_manifest_written_with_two_byte_counts_reads_as_it_was_written():
+    """Manifests stored before nodes needed four-byte counts ("scores", 6 bytes a pair) read the
+    same, widened as they are read."""
+    rng = random.Random(3)
+    manifest, _rewrite = moving.sets_build(sorted(record(rng, pid) for pid in range(40)), fill=4)
+    document = orders.manifest_document(manifest)
+    pairs = [
+        sets.SCORE.unpack_from(document["pairs"], i) for i in range(0, len(document["pairs"]), 8)
+    ]
+    old = {k: v for k, v in document.items() if k != "pairs"}
+    old["scores"] = b"".join(struct.pack(">IH", score, members) for score, members in pairs)
+    assert orders.manifest_decode(old).score_pairs == manifest.score_pairs
+    assert orders.manifest_decode(old).info(3) == manifest.info(3)

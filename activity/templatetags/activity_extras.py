@@ -1,7 +1,7 @@
 """Template tags through which activity adds its parts to the pages of `solutions` (which never
 imports activity): `{% load activity_extras %}`, then
 
-- `{% profile_charts programmer as charts %}`: rank history and forecast charts of each board;
+- `{% profile_charts profile as charts %}`: rank history and forecast charts of each board;
   `{% charts_empty charts as no_charts %}`: whether none of them has anything to draw (a newcomer:
   the page says so in one sentence instead of empty frames);
 - `{% year_heatmap year as heatmap %}`: the heatmap of a programmer's year of solves
@@ -19,7 +19,7 @@ from django import template
 from django.utils.safestring import SafeString
 
 from solutions.models import Programmer
-from solutions.selectors import Year
+from solutions.selectors import Profile, Year
 
 from .. import charts, selectors
 
@@ -27,8 +27,8 @@ register = template.Library()
 
 
 @register.simple_tag
-def profile_charts(programmer: Programmer) -> list[selectors.BoardCharts]:
-    return selectors.profile_charts(programmer=programmer)
+def profile_charts(profile: Profile) -> list[selectors.BoardCharts]:
+    return selectors.profile_charts(profile=profile)
 
 
 @register.simple_tag

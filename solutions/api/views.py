@@ -132,18 +132,15 @@ def board_json(board: Board) -> dict:
 
 def standing_json(*, board: Board, programmer: Programmer, query: BoardQuery) -> dict:
     """A programmer's standing with their neighbours and forecast."""
-    day, scope, around = board_day(board, query), query.scope, query.around
-    standing = selectors.programmer_standing(
-        board=board, programmer=programmer, day=day, scope=scope
+    found = selectors.programmer_around(
+        board=board,
+        programmer=programmer,
+        day=board_day(board, query),
+        around=query.around,
+        scope=query.scope,
+        forecast_days=board.spec.span,
     )
-    above, below = selectors.programmer_neighbours(
-        board=board, standing=standing, around=around, scope=scope
-    )
-    forecast = (
-        selectors.programmer_forecast(board=board, programmer=programmer)
-        if programmer.on_boards
-        else []
-    )
+    standing, above, below, forecast = found.standing, found.above, found.below, found.forecast
     return {
         "board": board.slug,
         "date": leaderboard.day_to_date(standing.day),

@@ -31,7 +31,7 @@ from pymongo.collection import Collection
 from pymongo.errors import ConnectionFailure, DuplicateKeyError
 
 from .. import mongo
-from . import entries, groups, journals, orders, sets, turns
+from . import entries, groups, journals, moving, orders, turns
 
 APPLY_LEASE = dt.timedelta(seconds=30)  # longer than any batch takes; frees a crashed applier
 # How long a solve waits for another request to apply it: longer than the lease, so a solve
@@ -271,7 +271,7 @@ def _batch_moves(
         by_board[board_slug].append(pid)
     oldest = entries.history_from(entries.current_day())
     behind: dict[str, list[tuple[dict, dict]]] = {}
-    by_part: dict[str, dict[tuple[str, str], list[sets.Move]]] = {}
+    by_part: dict[str, dict[tuple[str, str], list[moving.Move]]] = {}
     named: set[str] = set()
     for board_slug, pids in sorted(by_board.items()):
         for entry, now_placed in entries.entries_behind(board_slug, pids):

@@ -36,7 +36,7 @@ from pymongo import ASCENDING, IndexModel, UpdateOne
 from pymongo.collection import Collection
 
 from .. import mongo
-from . import maths, sets
+from . import maths, moving, sets
 
 APPLIED_KEPT = 64  # solve ids an entry remembers: far more than can be in flight at once
 # An entry last trimmed this few days ago drops its old days by name (`_trimmed_today`): enough
@@ -309,15 +309,16 @@ def entry_sum(entry: dict, day_key: str) -> int:
     return entry.get("sums", {}).get(day_key, 0)
 
 
-def entries_keys(
+def entries_members(
     board_slug: str, programmer_ids: Iterable[int], day_key: str, scope: str = ""
-) -> dict[int, int]:
-    """{programmer id: sort key} of a board day for those on it, in the group (one `$in`)."""
+) -> dict[int, sets.Member]:
+    """{programmer id: their member of the order} of a board day for those on it, in the group
+    (one `$in` read)."""
     found = entries(board_slug).find(
-        {"_id": {"$in": list(programmer_ids)}}, {f"keys.{day_key}": 1, "groups": 1}
+        {"_id": {"$in": list(programmer_ids)}}, {"handle": 1, f"keys.{day_key}": 1, "groups": 1}
     )
     return {
-        doc["_id"]: doc["keys"][day_key]
+        doc["_id"]: sets.Member(doc["keys"][day_key], doc["handle"], doc["_id"])
         for doc in found
         if entry_key(doc, day_key) > 0 and (not scope or scope in doc.get("groups", []))
     }
@@ -376,14 +377,14 @@ def _records_placed(placed: dict | None, pid: int, oldest_day: int) -> dict[tupl
     return records
 
 
-def placement_moves(entry: dict, oldest_day: int) -> dict[tuple[str, str], sets.Move]:
+def placement_moves(entry: dict, oldest_day: int) -> dict[tuple[str, str], moving.Move]:
     """{(day, scope): move} taking a programmer from what the orders hold (`placed`) to their
     current keys, handle and groups."""
     pid = entry["_id"]
     old = _records_placed(entry.get("placed"), pid, oldest_day)
     new = _records_placed(placement(entry), pid, oldest_day)
     return {
-        place: sets.Move(old.get(place), new.get(place))
+        place: moving.Move(old.get(place), new.get(place))
         for place in set(old) | set(new)
         if old.get(place) != new.get(place)
     }

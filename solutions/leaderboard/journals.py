@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 from bson import Binary
 
-from . import entries, groups, maths, orders, sets
+from . import entries, groups, maths, moving, orders, sets
 
 # Programmers' moves a board's journal holds before they are folded into orders. The moves of the
 # groups in the ranklists ride along uncounted: a programmer with g groups makes 38 (1 + g) moves
@@ -92,7 +92,7 @@ def journal_part(board_slug: str, day_key: str, scope: str) -> tuple[int, list]:
     )
 
 
-def _journal_move(part: dict, move: sets.Move) -> None:
+def _journal_move(part: dict, move: moving.Move) -> None:
     """Record a move in a part: a programmer keeps the record the manifest held before the part
     began (`gone`) and takes the new one, so moving again, or the same move twice, leaves one
     pair; moving back to what the manifest holds leaves none."""
@@ -104,7 +104,7 @@ def _journal_move(part: dict, move: sets.Move) -> None:
         part[pid] = (gone, move.new)
 
 
-def journal_append(journal: dict, parts: dict[tuple[str, str], list[sets.Move]]) -> dict:
+def journal_append(journal: dict, parts: dict[tuple[str, str], list[moving.Move]]) -> dict:
     """A journal with these moves recorded (the next version, to compare-and-swap)."""
     packed = dict(journal.get("p", {}))
     for (day_key, scope), moves in parts.items():
@@ -171,13 +171,13 @@ def journals_swap(before: dict[str, dict], after: dict[str, dict]) -> None:
     )
 
 
-def _part_moves(packed: bytes) -> list[sets.Move]:
+def _part_moves(packed: bytes) -> list[moving.Move]:
     """The moves that fold a journal's part into its order: each programmer out of the record
     the manifest holds and into their new one."""
     moves = []
     for gone, came in _part_unpack(packed).values():
-        moves += [sets.Move(gone, None)] if gone is not None else []
-        moves += [sets.Move(None, came)] if came is not None else []
+        moves += [moving.Move(gone, None)] if gone is not None else []
+        moves += [moving.Move(None, came)] if came is not None else []
     return moves
 
 
@@ -219,14 +219,14 @@ def journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
 def group_moves(
     journals: dict[str, dict],
     bases: dict[str, sets.Manifest],
-    by_part: dict[str, dict[tuple[str, str], list[sets.Move]]],
-) -> dict[str, dict[tuple[str, str], list[sets.Move]]]:
+    by_part: dict[str, dict[tuple[str, str], list[moving.Move]]],
+) -> dict[str, dict[tuple[str, str], list[moving.Move]]]:
     """{board: {(day, ranklist scope): moves}}: every group whose order of a day this batch moves
     leaves the record its histogram gave before the batch for the one it gives after (see
     `groups`). Both histograms are the manifest's with the journal's part laid over it, before
     and after this batch's moves, as a reader would see them; so each ranklist holds, for every
     group, the record of the histogram readers see, and a batch moves it from there."""
-    moves: dict[str, dict[tuple[str, str], list[sets.Move]]] = {}
+    moves: dict[str, dict[tuple[str, str], list[moving.Move]]] = {}
     for board, parts in by_part.items():
         journal = journals[board]
         epoch, packed = journal.get("epoch", 0), journal.get("p", {})
@@ -243,7 +243,7 @@ def group_moves(
             new = groups.record(scope, _histogram_laid(base, epoch, after.values()))
             if old != new:
                 place = (day_key, groups.ranklist_scope(kind))
-                moves.setdefault(board, {}).setdefault(place, []).append(sets.Move(old, new))
+                moves.setdefault(board, {}).setdefault(place, []).append(moving.Move(old, new))
     return moves
 
 

@@ -21,6 +21,7 @@ one Python process), so a solve writes a handful of documents whatever the board
 
 from __future__ import annotations
 
+import struct
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
@@ -30,7 +31,7 @@ from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError
 
 from .. import mongo
-from . import entries, groups, sets
+from . import entries, groups, moving, sets, tree
 
 # SecantusDB checks every document an `$in` on `_id` finds against the whole list, in Python: n
 # ids cost n² comparisons (600 ids: a quarter of a second). Writers read by `$in` in at least
@@ -70,14 +71,19 @@ def order_id(board_slug: str, day_key: str, scope: str = "") -> str:
 
 
 def _set_doc_id(order: str, set_id: int) -> str:
+    """The `_id` of a set or a node of an order (see `tree`): both live in ``order_sets``."""
     return f"{order}|{set_id}"
 
 
 # What each reader asks of a manifest: a page or a place needs the sets' lengths and last members
 # (the journal's moves are laid into the sets by them), a rank only the histogram; writers read
 # it all.
-PAGE = {"v": 1, "ids": 1, "vers": 1, "lens": 1, "lasts": 1, "hist": 1, "inline": 1, "arrivals": 1}
+PAGE = {
+    **{"v": 1, "lvl": 1, "ids": 1, "vers": 1, "lens": 1, "lasts": 1, "hist": 1},
+    **{"inline": 1, "arrivals": 1},
+}
 HISTOGRAM = {"hist": 1}
+NODE = {field: 1 for field in PAGE if field != "hist"}  # below the root, nobody ranks
 
 
 def manifest_decode(document: dict | None) -> sets.Manifest:
@@ -91,16 +97,26 @@ def manifest_decode(document: dict | None) -> sets.Manifest:
         lengths=document.get("lens", b""),
         lasts=document.get("lasts"),
         score_counts=document.get("nscores"),
-        score_pairs=document.get("scores", b""),
+        score_pairs=_score_pairs(document),
         histogram=sets.histogram_unpack(document.get("hist", b"")),
         trash=document.get("trash", []),
         arrivals=_arrivals_unpack(document.get("arrivals", b"")),
+        level=document.get("lvl", 0),
     )
     manifest.folded = document.get("folded", -1)
     if document.get("inline") is not None and len(manifest) == 1:
         only = manifest.set_id(0)
         manifest.inline = {only: (manifest.set_version(0), bytes(document["inline"]))}
     return manifest
+
+
+def _score_pairs(document: dict) -> bytes:
+    """The score counts of a manifest's entries: 8 bytes a pair, or 6 in a manifest written
+    before nodes counted more members than two bytes hold (widened as it is read)."""
+    if "pairs" in document:
+        return document["pairs"]
+    narrow = struct.iter_unpack(">IH", document.get("scores", b""))
+    return b"".join(sets.SCORE.pack(score, members) for score, members in narrow)
 
 
 def _arrivals_unpack(packed: bytes) -> Iterator[tuple[bytes, int]]:
@@ -114,19 +130,21 @@ def _arrivals_pack(arrivals: dict[bytes, int]) -> bytes:
 
 
 def manifest_document(manifest: sets.Manifest) -> dict:
-    """A manifest as stored: one binary value for each column of its sets (id, version, length,
-    separator of the last member, number of score counts), their score counts, the histogram,
-    the records of a small order's one set, the sets to delete once no reader can still be on
-    their way to them, and the arrivals (each with the id of its set)."""
+    """A manifest as stored (a root, or a node of the tree, see `tree`): its level, one binary
+    value for each column of its entries (id, version, length, separator of the last member,
+    number of score counts), their score counts, the histogram, the records of a small order's
+    one set, the sets and nodes to delete once no reader can still be on their way to them, and
+    the arrivals (each with the id of its set)."""
     inline = next(iter(manifest.inline.values()), None)
     return {
         "v": manifest.version,
+        "lvl": manifest.level,
         "ids": Binary(bytes(manifest.ids)),
         "vers": Binary(bytes(manifest.versions)),
         "lens": Binary(bytes(manifest.lengths)),
         "lasts": Binary(bytes(manifest.lasts or b"")),
         "nscores": Binary(bytes(manifest.score_counts)),
-        "scores": Binary(bytes(manifest.score_pairs)),
+        "pairs": Binary(bytes(manifest.score_pairs)),
         "hist": Binary(sets.histogram_pack(manifest.histogram)),
         "inline": Binary(inline[1]) if inline else None,
         "trash": manifest.trash,
@@ -161,6 +179,12 @@ def manifest_read(order: str, fields: dict) -> sets.Manifest:
     return manifest_decode(orders().find_one({"_id": order}, {**fields, "folded": 1}))
 
 
+def node_read(order: str, node_id: int) -> sets.Manifest | None:
+    """A node of an order's tree with the columns a reader uses (None: not stored)."""
+    document = order_sets().find_one({"_id": _set_doc_id(order, node_id)}, NODE)
+    return None if document is None else manifest_decode(document)
+
+
 def sets_fetch(order: str, set_ids: Iterable[int]) -> dict[int, tuple[int, bytes]]:
     """{set id: (version, records blob)} of the stored sets (one `$in` read)."""
     wanted = {_set_doc_id(order, s): s for s in set_ids}
@@ -173,32 +197,34 @@ def sets_fetch(order: str, set_ids: Iterable[int]) -> dict[int, tuple[int, bytes
 # --- moving orders ------------------------------------------------------------------------------
 
 
-def manifests_move(folding: dict[str, tuple[int, list[sets.Move]]]) -> None:
-    """Fold moves into many orders with a fixed number of commands: read the manifests, then
-    the sets the moves touch (`$in` reads), write the changed sets (one bulk), then the
-    manifests (one bulk). `folding`: {order: (the journal epoch, its moves)}; a manifest that
-    holds that epoch already (a fold stopped midway wrote it) is left as it is. Only the lease
-    holder writes; still, a set is written over only at the version read and a manifest is
-    compare-and-swapped on its version, so an applier that outlived its lease can never
-    overwrite a newer state (`OrdersConflict`)."""
+def manifests_move(folding: dict[str, tuple[int, list[moving.Move]]]) -> None:
+    """Fold moves into many orders with a fixed number of commands: read the roots, the nodes
+    the moves reach a level at a time (see `tree`), then the sets they touch (`$in` reads),
+    write the changed sets and nodes (one bulk), then the roots (one bulk). `folding`: {order:
+    (the journal epoch, its moves)}; a root that holds that epoch already (a fold stopped midway
+    wrote it) is left as it is. Only the lease holder writes; still, a set or a node is written
+    over only at the version read and a root is compare-and-swapped on its version, so an
+    applier that outlived its lease can never overwrite a newer state (`OrdersConflict`)."""
     manifests = manifests_read(folding)
-    by_order: dict[str, list[sets.Move]] = {}
+    by_order: dict[str, list[moving.Move]] = {}
     for order, (epoch, moves) in folding.items():
         if moves and manifests[order].folded < epoch:
             manifests[order].folded = epoch
             by_order[order] = moves
     if not by_order:
         return
+    nodes = _nodes_read(manifests, by_order)
     wanted = {
         _set_doc_id(order, set_id): (order, set_id)
         for order, moves in by_order.items()
-        for set_id in sets.sets_to_read(manifests[order], moves)[0]
-        if set_id not in manifests[order].inline
+        for leaf, routed in tree.leaves_reached(manifests[order], moves, nodes[order])
+        for set_id in moving.sets_to_read(leaf, routed)[0]
+        if set_id not in leaf.inline
     }
     stored = _sets_read(wanted)
     set_writes, swaps, expected_matches = [], [], 0
     for order, moves in by_order.items():
-        writes, swap = _order_move(order, manifests[order], stored[order], moves)
+        writes, swap = _order_move(order, manifests[order], nodes[order], stored[order], moves)
         set_writes += writes
         expected_matches += sum(isinstance(w, ReplaceOne) for w in writes)
         swaps.append(swap)
@@ -210,6 +236,25 @@ def manifests_move(folding: dict[str, tuple[int, list[sets.Move]]]) -> None:
         if result.matched_count + result.upserted_count < expected_matches:
             raise OrdersConflict("a set changed since it was read")
     manifests_swap(swaps)
+
+
+def _nodes_read(
+    roots: dict[str, sets.Manifest], by_order: dict[str, list[moving.Move]]
+) -> dict[str, dict[int, sets.Manifest]]:
+    """{order: {node id: node}} of every node the moves reach below the roots: one `$in` read a
+    level for all orders at once (`tree.nodes_missing`), whole, for writing."""
+    nodes: dict[str, dict[int, sets.Manifest]] = {order: {} for order in by_order}
+    while wanted := {
+        _set_doc_id(order, node_id): (order, node_id)
+        for order, moves in by_order.items()
+        for node_id in tree.nodes_missing(roots[order], moves, nodes[order])
+    }:
+        for doc in _by_ids(order_sets(), wanted):
+            order, node_id = wanted.pop(doc["_id"])
+            nodes[order][node_id] = manifest_decode(doc)
+        if wanted:  # listed and gone: only a writer that outlived its lease deletes nodes
+            raise OrdersConflict("a node listed in an order is missing")
+    return nodes
 
 
 def _sets_read(wanted: dict[str, tuple[str, int]]) -> dict[str, dict[int, tuple[int, bytes]]]:
@@ -225,21 +270,61 @@ def _sets_read(wanted: dict[str, tuple[str, int]]) -> dict[str, dict[int, tuple[
 
 
 def _order_move(
-    order: str, manifest: sets.Manifest, stored: dict[int, tuple[int, bytes]], moves: list
+    order: str,
+    root: sets.Manifest,
+    nodes: dict[int, sets.Manifest],
+    stored: dict[int, tuple[int, bytes]],
+    moves: list,
 ) -> tuple[list, tuple[str, int, dict]]:
-    """The set writes and the manifest swap that apply `moves` to one order."""
+    """The set and node writes and the root swap that apply `moves` to one order: at its sets
+    (`_leaf_move`) and, above them, at the nodes the moves reach (`tree.tree_apply`)."""
+    expected = root.version
+    writes: list = [DeleteOne({"_id": _set_doc_id(order, s)}) for s in root.trash]
+    trash: list[int] = []
+
+    def leaf_apply(_leaf_id: int, leaf: sets.Manifest, routed: list) -> None:
+        writes.extend(_leaf_move(order, leaf, stored, routed, trash, may_inline=leaf is root))
+
+    rewrite = tree.NodesRewrite()
+    if root.level == 0:
+        leaf_apply(0, root, moves)
+    else:
+        tree.tree_apply(root, moves, nodes, leaf_apply, rewrite)
+    tree.root_settle(root, rewrite)
+    for node_id, node in rewrite.written.items():
+        document = manifest_document(node)
+        doc_id = _set_doc_id(order, node_id)
+        if node_id in rewrite.created:
+            writes.append(ReplaceOne({"_id": doc_id}, document, upsert=True))
+        else:  # over the version read only
+            writes.append(ReplaceOne({"_id": doc_id, "v": node.version - 1}, document, upsert=True))
+    root.version += 1
+    # Sets and nodes no longer listed are deleted by the next writer.
+    root.trash = trash + rewrite.dropped
+    return writes, (order, expected, manifest_document(root))
+
+
+def _leaf_move(
+    order: str,
+    leaf: sets.Manifest,
+    stored: dict[int, tuple[int, bytes]],
+    moves: list,
+    trash: list[int],
+    may_inline: bool,
+) -> list:
+    """The set writes that apply `moves` to the sets of a node of level 0 (or a root of level 0,
+    which may keep a small order's one set inside itself), the sets it drops added to `trash`."""
     missing = {s for s, (version, _blob) in stored.items() if version is None}
-    mine = {**manifest.inline, **{s: vb for s, vb in stored.items() if s not in missing}}
-    sets.manifest_repair(manifest, mine)
-    expected, was_inline = manifest.version, set(manifest.inline)
-    writes: list = [DeleteOne({"_id": _set_doc_id(order, s)}) for s in manifest.trash]
+    mine = {**leaf.inline, **{s: vb for s, vb in stored.items() if s not in missing}}
+    moving.manifest_repair(leaf, mine)
+    was_inline = set(leaf.inline)
     loaded = {s: blob for s, (_v, blob) in mine.items()} | dict.fromkeys(missing, b"")
-    _read, fold = sets.sets_to_read(manifest, moves)  # (again: a repair may have changed it)
-    rewrite = sets.moves_apply(manifest, loaded, moves, fold & set(loaded))
-    manifest.version += 1
-    manifest.inline = _inlined(manifest, rewrite)
+    _read, fold = moving.sets_to_read(leaf, moves)  # (again: a repair may have changed it)
+    rewrite = moving.moves_apply(leaf, loaded, moves, fold & set(loaded))
+    leaf.inline = _inlined(leaf, rewrite) if may_inline else {}
+    writes = []
     for set_id, (version, blob) in rewrite.written.items():
-        if set_id in manifest.inline:
+        if set_id in leaf.inline:
             continue
         document = {"v": version, "r": Binary(blob)}
         doc_id = _set_doc_id(order, set_id)
@@ -247,14 +332,13 @@ def _order_move(
             writes.append(ReplaceOne({"_id": doc_id}, document, upsert=True))
         else:  # over the version read only (a set listed but lost is written again)
             writes.append(ReplaceOne({"_id": doc_id, "v": version - 1}, document, upsert=True))
-    # Sets no longer listed, or now kept inside the manifest, are deleted by the next writer.
-    manifest.trash = [s for s in rewrite.dropped if s not in was_inline] + [
-        s for s in manifest.inline if s not in was_inline and s not in rewrite.created
-    ]
-    return writes, (order, expected, manifest_document(manifest))
+    # Sets no longer listed, or now kept inside the manifest.
+    trash += [s for s in rewrite.dropped if s not in was_inline]
+    trash += [s for s in leaf.inline if s not in was_inline and s not in rewrite.created]
+    return writes
 
 
-def _inlined(manifest: sets.Manifest, rewrite: sets.Rewrite) -> dict[int, tuple[int, bytes]]:
+def _inlined(manifest: sets.Manifest, rewrite: moving.Rewrite) -> dict[int, tuple[int, bytes]]:
     """The set kept inside the manifest: the only one of an order of at most INLINE_MAX."""
     if len(manifest) != 1 or manifest.length(0) > INLINE_MAX:
         return {}
@@ -281,8 +365,9 @@ def manifests_swap(swaps: list[tuple[str, int, dict]]) -> None:
         raise OrdersConflict("a manifest changed since it was read")
 
 
-def orders_write(built: dict[str, tuple[sets.Manifest, sets.Rewrite]]) -> None:
-    """Store orders built in bulk (rebuilds), replacing whatever was there."""
+def orders_write(built: dict[str, tuple[sets.Manifest, moving.Rewrite]]) -> None:
+    """Store orders built in bulk (rebuilds), replacing whatever was there: each root, its
+    nodes when it lists more than `tree.NODE_MAX` sets, and its sets."""
     set_writes, manifest_writes = [], []
     for order, (manifest, rewrite) in built.items():
         manifest.inline = _inlined(manifest, rewrite)
@@ -290,6 +375,10 @@ def orders_write(built: dict[str, tuple[sets.Manifest, sets.Rewrite]]) -> None:
             InsertOne({"_id": _set_doc_id(order, s), "v": v, "r": Binary(blob)})
             for s, (v, blob) in rewrite.written.items()
             if s not in manifest.inline
+        ]
+        set_writes += [
+            InsertOne({"_id": _set_doc_id(order, node_id), **manifest_document(node)})
+            for node_id, node in tree.tree_build(manifest).items()
         ]
         manifest_writes.append(InsertOne({"_id": order, **manifest_document(manifest)}))
     for start in range(0, len(set_writes), 100):  # sets of up to 80 KB: 8 MB a command

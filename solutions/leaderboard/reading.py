@@ -1,12 +1,18 @@
 """Reading an order: a page, a rank or a neighbourhood of a board day, by `_id` at any size.
 
-**Reading** a page, a rank or a neighbourhood is the day's part of the journal, the manifest
-(asking only for the columns it uses) and at most one read of sets, all by `_id`, at any size.
-The journal's pairs are laid over the manifest as departures and arrivals (`sets.Manifest
-.journal_lay`) unless the manifest already holds that epoch.
+A request asks its questions of one `OrderView`: the day's part of the journal and the root of
+the order (asking only for the columns it uses) are read once, then the nodes on the way down
+(see `tree`: one a level, the levels growing with the logarithm of the board) and the sets that
+hold the answer, each document at most once however many questions the request asks (a rank,
+the place inside a tie, the neighbours around it). Every read is by `_id`, at any size.
 
-A writer writes a set before its manifest (see `orders`): a reader that finds a set newer than
-the manifest's entry for it reads again, and on its last try takes the sets as they are.
+The journal's pairs are laid over the root as departures and arrivals (`sets.Manifest
+.journal_lay`) unless the root already holds that epoch, and each node read on the way down gets
+the pairs that fall in it (`tree.pairs_route`), so lengths and offsets agree at every level.
+
+A writer writes sets and nodes before the root (see `orders`): a reader that finds one newer than
+the entry that lists it reads again from the start (`order_read`), and on its last try takes
+them as they are.
 """
 
 from __future__ import annotations
@@ -16,70 +22,188 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from . import journals, orders, sets
+from . import journals, moving, orders, sets, tree
 
 READ_RETRIES = 3
 T = TypeVar("T")
-
-
-def _manifest_read(board_slug: str, day_key: str, scope: str, fields: dict) -> sets.Manifest:
-    """A board day's manifest as a reader sees it: with the moves of the board's journal that it
-    does not hold yet laid over it. Two `_id` reads, the journal's part first: a fold writes the
-    manifests before it empties the journal, so a part read before the manifest is either still
-    to be laid (the manifest's `folded` is older than the part's epoch) or already in it."""
-    epoch, pairs = journals.journal_part(board_slug, day_key, scope)
-    manifest = orders.manifest_read(orders.order_id(board_slug, day_key, scope), fields)
-    if manifest.folded < epoch:
-        manifest.journal_lay(pairs)
-    return manifest
-
-
-def histogram_read(board_slug: str, day_key: str, scope: str = "") -> dict[int, int]:
-    """{score: number of programmers} of one board day: two `_id` reads."""
-    return _manifest_read(board_slug, day_key, scope, orders.HISTOGRAM).histogram
+Pairs = list[tuple[bytes | None, bytes | None]]
 
 
 class _Behind(Exception):
-    """A set is newer than its manifest entry: a writer is between the two writes."""
+    """A set or node is newer than the entry listing it: a writer is between its writes."""
 
 
-def _records(order: str, manifest: sets.Manifest, indexes: Iterable[int], last_try: bool):
-    """The records of the listed sets with their arrivals, in order. A set newer than the
-    manifest means a writer is between writing it and the manifest: read again, or on the last
-    try take the sets as they are and recompute the manifest's entries from them."""
-    chosen = sorted(set(indexes))
-    listed = {i: (manifest.set_id(i), manifest.set_version(i)) for i in chosen}
-    external = [set_id for set_id, _v in listed.values() if set_id not in manifest.inline]
-    stored = {**manifest.inline, **orders.sets_fetch(order, external)}
-    if any(stored.get(set_id, (None,))[0] != version for set_id, version in listed.values()):
-        if not last_try:
-            raise _Behind
-        sets.manifest_repair(manifest, stored)
-    records: list[bytes] = []
-    for set_id, _version in listed.values():
-        written = sets.records_of(stored.get(set_id, (0, b""))[1])
-        if departed := manifest.departures_of(set_id):
-            written = [record for record in written if record not in departed]
-        arrived = manifest.arrivals_of(set_id)
-        records += sorted(written + arrived) if arrived else written
-    return records
+class OrderView:
+    """One board day's order as one request reads it: each document at most once."""
+
+    def __init__(
+        self, board_slug: str, day_key: str, scope: str, *, last_try: bool, fields: dict
+    ) -> None:
+        # The journal's part first: a fold writes the roots before it empties the journal, so a
+        # part read before the root is either still to be laid (the root's `folded` is older
+        # than the part's epoch) or already in it.
+        epoch, pairs = journals.journal_part(board_slug, day_key, scope)
+        self.order = orders.order_id(board_slug, day_key, scope)
+        self.root = orders.manifest_read(self.order, fields)
+        self.pairs: Pairs = pairs if self.root.folded < epoch else []
+        self.root.journal_lay(self.pairs)
+        self.last_try = last_try
+        self._nodes: dict[int, tuple[sets.Manifest, Pairs]] = {}
+        self._sets: dict[int, tuple[int, bytes]] = dict(self.root.inline)
+
+    @property
+    def histogram(self) -> dict[int, int]:
+        """{score: members} of the day: the root alone."""
+        return self.root.histogram
+
+    def _child(self, node: sets.Manifest, index: int, pairs: Pairs) -> tuple[sets.Manifest, Pairs]:
+        """The node listed at `index` of `node`, with its share of the journal laid over it."""
+        child_id = node.set_id(index)
+        if child_id not in self._nodes:
+            child = orders.node_read(self.order, child_id)
+            if child is None or child.version != node.set_version(index):
+                if not self.last_try:
+                    raise _Behind
+                child = child or sets.Manifest(level=node.level - 1)
+            routed = tree.pairs_route(node, index, pairs)
+            child.journal_lay(routed)
+            self._nodes[child_id] = (child, routed)
+        return self._nodes[child_id]
+
+    def _leaf_at(self, offset: int) -> tuple[sets.Manifest, int] | None:
+        """The node of level 0 holding 0-based `offset`, and the offset inside it."""
+        node, pairs = self.root, self.pairs
+        while node.level:
+            found = node.set_at(offset)
+            if found is None:
+                return None
+            index, offset = found
+            node, pairs = self._child(node, index, pairs)
+        return node, offset
+
+    def _leaf_for(self, probe: bytes) -> tuple[sets.Manifest, int]:
+        """The node of level 0 where bytes `probe` sort, and how many members sort before it."""
+        node, pairs, before = self.root, self.pairs, 0
+        while node.level:
+            index = node.set_for(probe)
+            before += node.offset_of_set(index)
+            node, pairs = self._child(node, index, pairs)
+        return node, before
+
+    def _records(self, leaf: sets.Manifest, indexes: Iterable[int]) -> list[bytes]:
+        """The records of a leaf's listed sets with their arrivals and without their departures,
+        in order (one `$in` read of those not read yet). On the last try a set newer than its
+        entry is taken as it is, the entries recomputed from it."""
+        listed = [(leaf.set_id(i), leaf.set_version(i)) for i in sorted(set(indexes))]
+        unread = [set_id for set_id, _v in listed if set_id not in self._sets]
+        self._sets.update(orders.sets_fetch(self.order, unread))
+        stored = {set_id: self._sets[set_id] for set_id, _v in listed if set_id in self._sets}
+        if any(stored.get(set_id, (None,))[0] != version for set_id, version in listed):
+            if not self.last_try:
+                raise _Behind
+            moving.manifest_repair(leaf, stored)
+        records: list[bytes] = []
+        for set_id, _version in listed:
+            written = sets.records_of(stored.get(set_id, (0, b""))[1])
+            if departed := leaf.departures_of(set_id):
+                written = [record for record in written if record not in departed]
+            arrived = leaf.arrivals_of(set_id)
+            records += sorted(written + arrived) if arrived else written
+        return records
+
+    def records(self, offset: int, limit: int) -> list[bytes]:
+        """`limit` records from 0-based `offset`, in listing order: the one or two sets holding
+        them (under two leaves only when the page runs across their border)."""
+        got: list[bytes] = []
+        while len(got) < limit and (found := self._leaf_at(offset + len(got))):
+            leaf, inside = found
+            first = leaf.set_at(inside)
+            if first is None:
+                break
+            index, inside = first
+            lengths, wanted = leaf.set_lengths(), [index]
+            covered = lengths[index] - inside
+            while covered < limit - len(got) and wanted[-1] + 1 < len(lengths):
+                wanted.append(wanted[-1] + 1)
+                covered += lengths[wanted[-1]]
+            more = self._records(leaf, wanted)[inside : inside + limit - len(got)]
+            if not more:
+                break
+            got += more
+        return got
+
+    def before(self, probe: bytes) -> int:
+        """How many members sort before the bytes `probe` (a record's width). Sets and nodes are
+        cut only where separators differ, so every member of those before the one found sorts
+        before `probe`, and none of those after."""
+        leaf, before = self._leaf_for(probe)
+        index = leaf.set_for(probe)
+        if index < 0:
+            return before
+        records = self._records(leaf, [index])
+        return before + leaf.offset_of_set(index) + bisect.bisect_left(records, probe)
+
+    def position(self, record: bytes) -> int | None:
+        """A member's 0-based place in the listing order (None: not listed)."""
+        leaf, before = self._leaf_for(record)
+        index = leaf.set_for(record)
+        if index < 0:
+            return None
+        records = self._records(leaf, [index])
+        position = bisect.bisect_left(records, record)
+        if position >= len(records) or records[position] != record:
+            return None
+        return before + leaf.offset_of_set(index) + position
+
+    def walk(self) -> Iterator[bytes]:
+        """Every record in listing order, a few sets at a time (background work only)."""
+        yield from self._walk(self.root, self.pairs)
+
+    def _walk(self, node: sets.Manifest, pairs: Pairs) -> Iterator[bytes]:
+        if node.level == 0:
+            for start in range(0, len(node), 16):
+                yield from self._records(node, range(start, min(start + 16, len(node))))
+                self._sets.clear()  # memory stays bounded however big the board
+            return
+        for index in range(len(node)):
+            yield from self._walk(*self._child(node, index, pairs))
+            self._nodes.pop(node.set_id(index), None)
 
 
-def _reading(read: Callable[[bool], T]) -> T:
-    """Run a manifest-then-sets read, again if a writer was caught between its two writes."""
+def order_read(
+    board_slug: str,
+    day_key: str,
+    scope: str,
+    question: Callable[[OrderView], T],
+    *,
+    fields: dict = orders.PAGE,
+) -> T:
+    """Answer `question` about a board day's order, each document read at most once; again from
+    the start when a writer was caught between its writes."""
     for attempt in range(READ_RETRIES):
+        last_try = attempt == READ_RETRIES - 1
         try:
-            return read(attempt == READ_RETRIES - 1)
+            view = OrderView(board_slug, day_key, scope, last_try=last_try, fields=fields)
+            return question(view)
         except _Behind:
             time.sleep(0.002 * (attempt + 1))
     raise AssertionError("unreachable: the last try never raises")
+
+
+def histogram_read(board_slug: str, day_key: str, scope: str = "") -> dict[int, int]:
+    """{score: number of programmers} of one board day: the journal's part and the root."""
+    return order_read(board_slug, day_key, scope, _histogram, fields=orders.HISTOGRAM)
+
+
+def _histogram(view: OrderView) -> dict[int, int]:
+    return view.histogram
 
 
 def order_page(
     board_slug: str, day_key: str, scope: str, offset: int, limit: int
 ) -> tuple[dict[int, int], list[sets.Member]]:
     """A board day's histogram and `limit` members from 0-based `offset`, in listing order: the
-    manifest, then the one or two sets holding them (two `_id` reads at any offset and size)."""
+    root, a node a level, then the one or two sets holding them."""
     histogram, records = order_records(board_slug, day_key, scope, offset, limit)
     return histogram, [sets.Member.from_record(record) for record in records]
 
@@ -88,68 +212,24 @@ def order_records(
     board_slug: str, day_key: str, scope: str, offset: int, limit: int
 ) -> tuple[dict[int, int], list[bytes]]:
     """`order_page` as the records themselves (a group ranklist's are not programmers)."""
-    order = orders.order_id(board_slug, day_key, scope)
-
-    def read(last_try: bool) -> tuple[dict[int, int], list[bytes]]:
-        manifest = _manifest_read(board_slug, day_key, scope, orders.PAGE)
-        first = manifest.set_at(offset)
-        if first is None or limit <= 0:
-            return manifest.histogram, []
-        index, inside = first
-        lengths = manifest.set_lengths()
-        wanted, covered = [index], lengths[index] - inside
-        while covered < limit and wanted[-1] + 1 < len(lengths):
-            wanted.append(wanted[-1] + 1)
-            covered += lengths[wanted[-1]]
-        records = _records(order, manifest, wanted, last_try)
-        return manifest.histogram, records[inside : inside + limit]
-
-    return _reading(read)
+    return order_read(
+        board_slug, day_key, scope, lambda view: (view.histogram, view.records(offset, limit))
+    )
 
 
 def member_position(board_slug: str, day_key: str, scope: str, member: sets.Member) -> int | None:
-    """A member's 0-based place in the listing order of a board day (None: not listed): the
-    manifest, bisected with their sort bytes, then one set."""
-    order = orders.order_id(board_slug, day_key, scope)
-    record = member.record()
-
-    def read(last_try: bool) -> int | None:
-        manifest = _manifest_read(board_slug, day_key, scope, orders.PAGE)
-        index = manifest.set_for(record)
-        if index < 0:
-            return None
-        records = _records(order, manifest, [index], last_try)
-        position = bisect.bisect_left(records, record)
-        if position >= len(records) or records[position] != record:
-            return None
-        return manifest.offset_of_set(index) + position
-
-    return _reading(read)
+    """A member's 0-based place in the listing order of a board day (None: not listed)."""
+    return order_read(board_slug, day_key, scope, lambda view: view.position(member.record()))
 
 
 def records_before(board_slug: str, day_key: str, scope: str, probe: bytes) -> int:
-    """How many members of a board day's order sort before the bytes `probe` (a record's width):
-    the manifest, bisected, then one set. Sets are cut only where separators differ, so every
-    member of the sets before the one found sorts before `probe`, and none of those after."""
-    order = orders.order_id(board_slug, day_key, scope)
-
-    def read(last_try: bool) -> int:
-        manifest = _manifest_read(board_slug, day_key, scope, orders.PAGE)
-        index = manifest.set_for(probe)
-        if index < 0:
-            return 0
-        records = _records(order, manifest, [index], last_try)
-        return manifest.offset_of_set(index) + bisect.bisect_left(records, probe)
-
-    return _reading(read)
+    """How many members of a board day's order sort before the bytes `probe`."""
+    return order_read(board_slug, day_key, scope, lambda view: view.before(probe))
 
 
 def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator[sets.Member]:
     """Every member of a board day in listing order, a few sets at a time (background work such
     as rank-history snapshots: its cost grows with the board, so never on a request)."""
-    order = orders.order_id(board_slug, day_key, scope)
-    manifest = _manifest_read(board_slug, day_key, scope, orders.PAGE)
-    for start in range(0, len(manifest), 16):
-        chosen = range(start, min(start + 16, len(manifest)))
-        for record in _records(order, manifest, chosen, last_try=True):
-            yield sets.Member.from_record(record)
+    view = OrderView(board_slug, day_key, scope, last_try=True, fields=orders.PAGE)
+    for record in view.walk():
+        yield sets.Member.from_record(record)

@@ -23,7 +23,7 @@ from pathlib import Path
 from pymongo import InsertOne, ReplaceOne
 from pymongo.collection import Collection
 
-from . import applier, entries, groups, maths, orders, sets
+from . import applier, entries, groups, maths, moving, orders, sets
 
 BATCH = 1_000
 SPILL_BYTES = 1 << 20  # buffer this much of an order's records before appending to its file
@@ -219,7 +219,7 @@ def _orders_sort_and_write(
     for order, path in files.items():
         records = sets.records_of(path.read_bytes())
         records.sort()
-        built[order] = sets.sets_build(records)
+        built[order] = moving.sets_build(records)
         built_one(order, built[order][0])
         if (
             sum(len(blob) for _m, r in built.values() for _v, blob in r.written.values())

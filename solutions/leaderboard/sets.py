@@ -30,28 +30,27 @@ by each move (a record is removed only if it is there and inserted only if it is
 counts change with it), so applying the same moves twice changes nothing. Each set carries a
 version that its manifest entry repeats: a set written whose manifest was not (a writer stopped
 between the two) shows a mismatch, and the next writer recomputes that entry from the set as it
-is (`manifest_repair`). A set that splits is written anew under new ids and the old one is only
-dropped once the manifest no longer lists it (`Manifest.trash`), so a stopped writer never loses
-the members it was moving.
+is (`moving.manifest_repair`). A set that splits is written anew under new ids and the old one is
+only dropped once the manifest no longer lists it (`Manifest.trash`), so a stopped writer never
+loses the members it was moving.
 
 A reader lays the moves a board's journal holds over the manifest it read (`Manifest
 .journal_lay`, see `journals`): a member leaving counts out of its set as a
 **departure** (still written in it, skipped when the set is read), a member joining as an
 arrival, with the histogram changed to match.
 
-This module is pure: it changes manifests and sets in memory; `orders` writes them and `reading`
-reads them.
+This module is pure: manifests and records in memory (`moving` applies moves to them, `tree`
+stacks manifests in levels); `orders` writes them and `reading` reads them.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
-import secrets
 import struct
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from . import maths
 
@@ -61,9 +60,11 @@ HANDLE_BYTES = 32
 SORT_BYTES = 8 + HANDLE_BYTES + 8
 RECORD_BYTES = SORT_BYTES + 4  # handles are ASCII, at most 32 letters (`rules.HANDLE_PATTERN`)
 SEPARATOR_BYTES = 16  # of a set's last member in its manifest: the key and 8 letters of handle
-ARRIVALS_MAX = 48  # members a manifest holds for sets that were not written (see `moves_apply`)
+ARRIVALS_MAX = 48  # members a manifest holds for sets that were not written (see `moving`)
 MAX_KEY = 2**63 - 1
-SCORE = struct.Struct(">IH")  # a (score, members) pair of a set's score counts
+# A (score, members) pair of an entry's score counts: a node of the tree (see `tree`) counts
+# every member below it, millions on a big board.
+SCORE = struct.Struct(">II")
 HISTOGRAM = struct.Struct(">II")  # a (score, members) pair of a day's histogram
 
 
@@ -139,7 +140,7 @@ def histogram_unpack(packed: bytes) -> dict[int, int]:
 
 def separator(record: bytes) -> bytes:
     """What a manifest keeps of a set's last member: enough to bisect with, because sets are only
-    cut between members whose separators differ (`_cut`)."""
+    cut between members whose separators differ (`moving._cut`)."""
     return record[:SEPARATOR_BYTES]
 
 
@@ -391,297 +392,3 @@ class Manifest:
         if self.lasts is not None:
             width = SEPARATOR_BYTES
             self.lasts[index * width : end * width] = b"".join(i.last for i in infos)
-
-
-def new_set_id() -> int:
-    """A set's id: random, so two writers can never pick the same one."""
-    return secrets.randbits(62)
-
-
-@dataclass(frozen=True)
-class Move:
-    """One programmer's change on a board day: out of `old` and into `new` (None: not there)."""
-
-    old: bytes | None
-    new: bytes | None
-
-
-@dataclass
-class Rewrite:
-    """What a batch of moves changed: {set id: (version, records blob)} to write (`created`:
-    those never stored before), and set ids the manifest no longer lists."""
-
-    written: dict[int, tuple[int, bytes]] = field(default_factory=dict)
-    created: set[int] = field(default_factory=set)
-    dropped: list[int] = field(default_factory=list)
-
-
-def sets_to_read(manifest: Manifest, moves: Iterable[Move]) -> tuple[set[int], set[int]]:
-    """(the ids of the sets a batch of moves reads and writes, those of them that take their
-    arrivals in): sets a member leaves that is not among the arrivals, and, when the arrivals
-    would pass ARRIVALS_MAX, those holding the most of them, until half that is left."""
-    if not len(manifest):
-        return set(), set()
-    arrivals = {record: manifest.set_for(record) for record in manifest.arrivals}
-    read: set[int] = set()
-    for move in moves:
-        if move.old is not None:
-            if move.old in arrivals:
-                del arrivals[move.old]
-            else:
-                read.add(manifest.set_for(move.old))
-        if move.new is not None:
-            arrivals[move.new] = manifest.set_for(move.new)
-    fold: set[int] = set()
-    if len(arrivals) > ARRIVALS_MAX:
-        left = len(arrivals)
-        for index, count in Counter(arrivals.values()).most_common():
-            fold.add(index)
-            left -= count
-            if left <= ARRIVALS_MAX // 2:
-                break
-    ids = {manifest.set_id(index) for index in read | fold}
-    return ids, {manifest.set_id(index) for index in fold}
-
-
-def moves_apply(
-    manifest: Manifest, loaded: dict[int, bytes], moves: list[Move], fold: set[int] = frozenset()
-) -> Rewrite:
-    """Apply moves to the manifest (in place, with its score counts read) and to the sets it lists.
-
-    `loaded`: set id -> records blob of every set `sets_to_read` named (and the inline one);
-    `fold`: those that take their arrivals in. A member leaving a set leaves its arrivals, or
-    the set (which is written); a member joining one joins the manifest's arrivals, unless the
-    set takes them in (folded, new, or kept inside the manifest). So most moves write the
-    manifest and the sets members leave; a set's arrivals are written into it together, once
-    there are many. A record is removed only if present and inserted only if absent, so the same
-    moves applied twice change nothing."""
-    changes = _SetChanges(manifest, loaded, whole=set(fold) | set(manifest.inline))
-    for move in moves:
-        if move.old is not None and len(manifest):
-            changes.leave(move.old)
-        if move.new is not None:
-            changes.join(move.new)
-    for set_id in fold:  # take in the arrivals of folded sets no move touched
-        if set_id in loaded:
-            changes.records(manifest.set_ids().index(set_id))
-    return _sets_replace(manifest, changes.members, changes.counts, changes.arrived)
-
-
-class _SetChanges:
-    """The changes `moves_apply` makes to the sets, by index in the manifest, until
-    `_sets_replace` puts them back."""
-
-    def __init__(self, manifest: Manifest, loaded: dict[int, bytes], whole: set[int]) -> None:
-        self.manifest, self.loaded = manifest, loaded
-        self.whole = whole  # ids of the sets that take their arrivals in besides new ones
-        self.members: dict[int, list[bytes]] = {}  # records, for sets written
-        self.counts: dict[int, Counter[int]] = {}  # change of a set's score counts
-        self.arrived: set[int] = set()  # sets whose arrivals changed
-
-    def taking_in(self, index: int) -> bool:
-        return self.manifest.set_id(index) in self.whole or self.manifest.set_version(index) == 0
-
-    def records(self, index: int) -> list[bytes]:
-        """A written set's records (with its arrivals, when it takes them in)."""
-        if index not in self.members:
-            set_id = self.manifest.set_id(index)
-            taken = self.manifest.arrivals_of(set_id) if self.taking_in(index) else []
-            for record in taken:
-                del self.manifest.arrivals[record]
-            self.members[index] = sorted(records_of(self.loaded.get(set_id, b"")) + taken)
-        return self.members[index]
-
-    def change(self, index: int, record: bytes, by: int) -> None:
-        self.counts.setdefault(index, Counter())[record_score(record)] += by
-
-    def leave(self, record: bytes) -> None:
-        """Take a member out of its set's arrivals, or out of the set if it was read."""
-        manifest = self.manifest
-        index = manifest.set_for(record)
-        if manifest.arrivals.pop(record, None) is not None:
-            self.change(index, record, -1)
-            self.arrived.add(index)
-        elif manifest.set_id(index) in self.loaded or self.taking_in(index):
-            found = self.records(index)
-            position = bisect.bisect_left(found, record)
-            if position < len(found) and found[position] == record:
-                del found[position]
-                self.change(index, record, -1)
-
-    def join(self, record: bytes) -> None:
-        """Put a member into its set, when the set takes it in, else into the arrivals."""
-        manifest = self.manifest
-        if not len(manifest):
-            manifest.splice(0, 0, [SetInfo(new_set_id(), 0, 0, separator(record), {})])
-        index = manifest.set_for(record)
-        if self.taking_in(index):
-            found = self.records(index)
-            position = bisect.bisect_left(found, record)
-            if position == len(found) or found[position] != record:
-                found.insert(position, record)
-                self.change(index, record, 1)
-        elif record not in manifest.arrivals:
-            manifest.arrivals[record] = manifest.set_id(index)
-            self.change(index, record, 1)
-            self.arrived.add(index)
-
-
-def _sets_replace(
-    manifest: Manifest,
-    members: dict[int, list[bytes]],
-    counts: dict[int, Counter[int]],
-    arrived: set[int],
-) -> Rewrite:
-    """Put the changed sets back (a new version under the same id), split full ones into new
-    sets and drop empty ones, and count the arrivals of the others, with their manifest entries
-    (last first, so indexes hold)."""
-    rewrite = Rewrite()
-    for index in sorted(set(members) | arrived, reverse=True):
-        info = manifest.info(index)
-        scores = Counter(info.scores)
-        scores.update(counts.get(index, {}))
-        scores = {score: n for score, n in scores.items() if n > 0}
-        waiting = manifest.arrivals_of(info.set_id)
-        records = members.get(index)
-        if records is None or (not records and waiting):
-            entries = _entries_waiting(rewrite, info, records, scores, waiting)
-        elif not records:
-            entries = _entries_dropped(rewrite, info)
-        elif len(records) <= SET_MAX:
-            entries = _entries_rewritten(rewrite, info, records, scores, waiting)
-        else:
-            entries = _entries_split(rewrite, info, records)
-        manifest.splice(index, 1, entries)
-    return rewrite
-
-
-def _entries_waiting(
-    rewrite: Rewrite,
-    info: SetInfo,
-    records: list[bytes] | None,
-    scores: dict[int, int],
-    waiting: list[bytes],
-) -> list[SetInfo]:
-    """The entry of a set whose document stays as it is (`records` None) or as its records left
-    it (empty, its members all waiting): it counts the set's arrivals, and its last member may be
-    one of them."""
-    if not scores:
-        return _entries_dropped(rewrite, info)
-    version = info.version
-    if records is not None:  # written empty, its members all waiting
-        version += 1
-        rewrite.written[info.set_id] = (version, b"")
-    lasts = [info.last if records is None else b"", *map(separator, waiting[-1:])]
-    return [SetInfo(info.set_id, version, sum(scores.values()), max(lasts), scores)]
-
-
-def _entries_dropped(rewrite: Rewrite, info: SetInfo) -> list[SetInfo]:
-    """No entry for an empty set, whose document (if it was ever stored) is deleted."""
-    if info.version:
-        rewrite.dropped.append(info.set_id)
-    return []
-
-
-def _entries_rewritten(
-    rewrite: Rewrite,
-    info: SetInfo,
-    records: list[bytes],
-    scores: dict[int, int],
-    waiting: list[bytes],
-) -> list[SetInfo]:
-    """The entry of a set written anew under its id, counting the arrivals still waiting."""
-    version = info.version + 1
-    rewrite.written[info.set_id] = (version, b"".join(records))
-    if info.version == 0:
-        rewrite.created.add(info.set_id)
-    last = max([separator(records[-1]), *map(separator, waiting[-1:])])
-    return [SetInfo(info.set_id, version, len(records) + len(waiting), last, scores)]
-
-
-def _entries_split(rewrite: Rewrite, info: SetInfo, records: list[bytes]) -> list[SetInfo]:
-    """The entries of a full set split into sets of their own, leaving the full one as it was
-    until the manifest stops listing it: a writer stopped halfway loses nothing. (Only a set
-    taking its arrivals in grows, so none are left waiting for it.)"""
-    parts = [SetInfo.of(new_set_id(), 1, part) for part in _split(records)]
-    for part, part_records in zip(parts, _split(records), strict=True):
-        rewrite.written[part.set_id] = (1, b"".join(part_records))
-        rewrite.created.add(part.set_id)
-    if info.version:
-        rewrite.dropped.append(info.set_id)
-    return parts
-
-
-def _split(records: list[bytes]) -> Iterator[list[bytes]]:
-    """Equal parts of at most SET_MAX members (nothing for an empty set), each cut where the
-    separators differ (`_cut`)."""
-    parts = -(-len(records) // SET_MAX)
-    size = -(-len(records) // max(parts, 1))
-    start = 0
-    while start < len(records):
-        end = _cut(records, start, start + size)
-        yield records[start:end]
-        start = end
-
-
-def _cut(records: list[bytes], start: int, wanted: int) -> int:
-    """Where to end a set that starts at `start`: at `wanted` or the nearest place after it
-    (else before it) whose two members have different separators, so a bisect on separators
-    finds every member's set; the end of the records when there is none."""
-    if wanted >= len(records):
-        return len(records)
-    for end in itertools.chain(range(wanted, len(records)), range(wanted - 1, start, -1)):
-        if separator(records[end - 1]) != separator(records[end]):
-            return end
-    return len(records)
-
-
-def sets_build(ordered: Iterable[bytes], fill: int | None = None) -> tuple[Manifest, Rewrite]:
-    """A manifest and its sets from records already in listing order (rebuilds, bulk loads),
-    `fill` members a set (SET_FILL)."""
-    fill = fill or SET_FILL
-    manifest, rewrite, chunk, infos = Manifest(version=1), Rewrite(), [], []
-
-    def flush() -> None:
-        set_id = new_set_id()
-        rewrite.written[set_id] = (1, b"".join(chunk))
-        rewrite.created.add(set_id)
-        infos.append(SetInfo.of(set_id, 1, chunk))
-        chunk.clear()
-
-    for record in ordered:
-        if len(chunk) >= fill and separator(chunk[-1]) != separator(record):
-            flush()
-        chunk.append(record)
-    if chunk:
-        flush()
-    manifest.splice(0, 0, infos)
-    return manifest, rewrite
-
-
-def manifest_repair(manifest: Manifest, stored: dict[int, tuple[int, bytes]]) -> bool:
-    """Recompute the entries of sets whose stored version differs from the manifest's (a writer
-    stopped between writing a set and its manifest), with the arrivals it took in. Returns
-    whether anything changed."""
-    repaired = False
-    for set_id, (version, blob) in stored.items():  # only those read: never a walk of them all
-        index = manifest.index_of(set_id)
-        if index is None or blob is None:
-            continue
-        if version != manifest.set_version(index):
-            records = records_of(blob)
-            present = set(records)
-            for record in manifest.arrivals_of(set_id):
-                if record in present:
-                    del manifest.arrivals[record]  # taken in by the write the manifest missed
-                else:
-                    records.append(record)
-            records.sort()
-            info = (
-                SetInfo.of(set_id, version, records)
-                if records
-                else SetInfo(set_id, version, 0, manifest.last(index), {})
-            )
-            manifest.splice(index, 1, [info])
-            repaired = True
-    return repaired

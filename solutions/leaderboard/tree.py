@@ -22,7 +22,7 @@ fold would move, and 2 MB at 25 million. So an order is a tree of manifests, the
 (`pairs_route`, `Manifest.journal_lay`), so lengths stay right at every level.
 
 **Writers** route moves down the same way (`moves_route`), apply them at the nodes of level 0
-(`orders`' `leaf_apply`: `sets.moves_apply` with its repairs and writes), then recompute each
+(`orders`' `leaf_apply`: `moving.moves_apply` with its repairs and writes), then recompute each
 changed node's entry from the node (`node_entry`), bottom up (`tree_apply`). Only the nodes the
 moves reach are read and written. Every node carries a version that its parent's entry repeats,
 so a writer stopped between writing a node and its parent leaves a mismatch that the next
@@ -38,7 +38,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .sets import Manifest, Move, SetInfo, new_set_id
+from .moving import Move, new_set_id
+from .sets import Manifest, SetInfo
 
 NODE_MAX = 128  # entries of a manifest before it is cut in nodes
 NODE_FILL = NODE_MAX // 2  # entries of the nodes a cut makes, so moves rarely cut them again
@@ -92,7 +93,7 @@ def root_grow(root: Manifest, rewrite: NodesRewrite) -> None:
 
 
 def tree_build(root: Manifest) -> dict[int, Manifest]:
-    """The nodes of an order built in bulk (`sets.sets_build` made `root`, changed in place)."""
+    """The nodes of an order built in bulk (`moving.sets_build` made `root`, changed in place)."""
     rewrite = NodesRewrite()
     root_grow(root, rewrite)
     return rewrite.written
@@ -173,3 +174,37 @@ def root_settle(root: Manifest, rewrite: NodesRewrite) -> None:
     if root.level and not len(root):
         root.relist(0, [])
     root_grow(root, rewrite)
+
+
+def nodes_missing(root: Manifest, moves: list[Move], children: dict[int, Manifest]) -> set[int]:
+    """The ids of the nodes that the moves reach and `children` does not hold yet, the nodes it
+    holds repaired on the way (a repair can change where a move goes): a writer reads them and
+    asks again, one level more each time, until none is missing."""
+    missing: set[int] = set()
+
+    def walk(node: Manifest, routed_moves: list[Move]) -> None:
+        if node.level == 0:
+            return
+        nodes_repair(node, {c: children[c] for c in node.set_ids() if c in children})
+        for index, routed in moves_route(node, routed_moves).items():
+            child_id = node.set_id(index)
+            if child_id in children:
+                walk(children[child_id], routed)
+            else:
+                missing.add(child_id)
+
+    walk(root, moves)
+    return missing
+
+
+def leaves_reached(
+    root: Manifest, moves: list[Move], children: dict[int, Manifest]
+) -> list[tuple[Manifest, list[Move]]]:
+    """The nodes of level 0 the moves reach (the root itself when it is one), each with its
+    share of the moves: whose sets a writer reads before `tree_apply`."""
+    if root.level == 0:
+        return [(root, moves)]
+    reached = []
+    for index, routed in moves_route(root, moves).items():
+        reached += leaves_reached(children[root.set_id(index)], routed, children)
+    return reached

@@ -1,0 +1,20 @@
+"""`manage.py bench`: what the common reads and writes cost as a board grows, in MongoDB
+commands, bytes each way and time, called in process and through HTTP as users call them.
+
+Why it exists: the design promises that a read or a solve costs the same at a thousand
+programmers as at a million, in commands and in bytes (every request-time path is a bounded
+number of `_id` reads and writes), and that benchmarks show it through HTTP. For each size the
+bench seeds a scratch database with that many programmers on every board, measures each
+operation, and prints one Markdown table with the sizes side by side, so what is not flat shows.
+
+Its parts, one module each:
+- `counting`: the command listener (commands, bytes each way, the finds to explain) and
+  `measure`, which every row goes through.
+- `seed`: the MongoDB server to measure, the scratch database and the seeded boards.
+- `in_process`: selectors and services called directly: the engine's own cost.
+- `web`: the site served over HTTP from a thread of the bench, and the requests users make.
+- `ingest`: solves posted through gunicorn from 8 clients at once (`--ingest`).
+- `on_redis`: the same reads and a forward-dated solve on Redis sorted sets (`--redis`).
+- `report`: the table and what is not the same at every size.
+- `run`: the sizes one after another.
+"""

@@ -1,0 +1,83 @@
+"""The engine's own cost: selectors and services called directly, with no HTTP around them.
+
+Why a module of its own: these rows say what the reads and the solve cost underneath the views
+(the HTTP rows of `web` add the request's own reads: the board's version, the page's parts), so
+a difference between the two is the view's, and each row can be set beside its Redis twin.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+from collections.abc import Callable, Iterator
+
+from django.utils import timezone
+
+from solutions import selectors, services
+from solutions.models import Board, Problem, Programmer
+
+from .counting import CommandCounter, Measure, measure
+
+
+def bench_operations(
+    *, board: Board, boards: list[Board], programmer: Programmer, others: list[Programmer]
+) -> dict[str, Callable[[int], object]]:
+    """The operations to measure, for a programmer in the middle of the board (and `others`, one
+    for each solve of another programmer)."""
+    standing = selectors.programmer_standing(board=board, programmer=programmer)
+    pages = max(1, math.ceil(standing.total / selectors.PAGE_SIZE))
+    group = programmer.group_scopes()[0] if programmer.group_scopes() else ""
+
+    def solve(attempt: int) -> None:
+        problem = Problem(slug=f"bench-{attempt + 1}", points=50)  # a new problem every time
+        services.solve_record(programmer=programmer, problem=problem, solved_at=timezone.now())
+
+    def solve_by_another(attempt: int) -> None:
+        # Each solve moves somebody new into the journals, which fill and are folded into the
+        # manifests every few dozen programmers: the median is a solve, the p95 a fold.
+        problem = Problem(slug="bench-other", points=50)
+        another = others[(attempt + 1) % len(others)]
+        services.solve_record(programmer=another, problem=problem, solved_at=timezone.now())
+
+    return {
+        "page 1": lambda _: selectors.board_page(board=board, page=1),
+        "middle page": lambda _: selectors.board_page(board=board, page=max(1, pages // 2)),
+        "last page": lambda _: selectors.board_page(board=board, page=pages),
+        "rank": lambda _: selectors.programmer_standing(board=board, programmer=programmer),
+        "around me (4)": lambda _: selectors.programmer_around(
+            board=board, programmer=programmer, around=4
+        ),
+        "group page": lambda _: selectors.board_page(board=board, page=1, scope=group),
+        "profile": lambda _: selectors.programmer_profile(programmer=programmer),
+        "year and streaks": lambda _: selectors.programmer_year(programmer=programmer),
+        "problems with solver counts": lambda _: selectors.problems_with_solvers(),
+        "a problem's solvers": lambda _: selectors.problem_solvers(
+            problem=Problem(slug="bench-1", points=50)
+        ),
+        "countries ranked": lambda _: selectors.group_ranklist(board=board, kind="country"),
+        f"solve ({len(boards)} boards)": solve,
+        "solve, another each time": solve_by_another,
+    }
+
+
+def in_process_measures(
+    counter: CommandCounter,
+    *,
+    board: Board,
+    boards: list[Board],
+    programmers: list[Programmer],
+    middle: Programmer,
+    repeat: int,
+    redis_times: dict[str, float],
+) -> Iterator[Measure]:
+    """Each operation measured on the seeded board, as it is done."""
+    size = len(programmers)
+    # In a country like the bench's programmer, so that every solve moves the same orders.
+    in_a_country = [programmer for programmer in programmers if programmer.country]
+    others = random.Random(size + 1).sample(in_a_country, min(len(in_a_country), 1000))
+    operations = bench_operations(board=board, boards=boards, programmer=middle, others=others)
+    for name, operation in operations.items():
+        result = measure(counter, operation, programmers=size, name=name, repeat=repeat)
+        redis = redis_times.get(name.split(" (")[0])
+        yield dataclasses.replace(result, redis=redis)

@@ -1,0 +1,77 @@
+"""One size after another: seed, measure in process and through HTTP, drop.
+
+Why a module of its own: it is the bench's order of work, and what the tests call
+(`bench_run`), with the command line left to `manage.py bench`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from collections.abc import Callable
+
+from django.core.management.base import CommandError
+
+from solutions import mongo, selectors
+from solutions.models import Board
+
+from .counting import CommandCounter, Measure
+from .in_process import in_process_measures
+from .ingest import INGEST_CLIENTS, ingest_through_api
+from .on_redis import redis_bench
+from .report import INGEST, progress_line
+from .seed import bench_seed, programmer_in_the_middle, scratch_database
+from .web import web_measures
+
+
+def bench_run(
+    *,
+    uri: str,
+    sizes: list[int],
+    repeat: int = 5,
+    report: Callable[[str], None] = print,
+    redis_url: str | None = None,
+    ingest: int = 0,
+) -> list[Measure]:
+    """Seed each size in turn and measure every operation on the default board, in process and
+    through HTTP (and with `ingest`, that many solves through gunicorn)."""
+    boards = list(Board.objects.all())
+    board = selectors.board_default()
+    if board is None:
+        raise CommandError("There are no boards to measure.")
+    counter = CommandCounter()
+    results: list[Measure] = []
+    for size in sizes:
+        with scratch_database(uri, counter):
+            mongo.ensure_indexes([b.slug for b in boards])
+            started = time.perf_counter()
+            programmers = bench_seed(boards=boards, size=size, rng=random.Random(size))
+            report(f"Seeded {size:,} programmers in {time.perf_counter() - started:.1f} s.")
+            middle = programmer_in_the_middle(board=board, programmers=programmers)
+            redis_times = (
+                redis_bench(redis_url, board=board, size=size, repeat=repeat) if redis_url else {}
+            )
+            measures = itertools.chain(
+                in_process_measures(
+                    counter,
+                    board=board,
+                    boards=boards,
+                    programmers=programmers,
+                    middle=middle,
+                    repeat=repeat,
+                    redis_times=redis_times,
+                ),
+                web_measures(
+                    counter, board=board, programmers=programmers, middle=middle, repeat=repeat
+                ),
+            )
+            for result in measures:
+                results.append(result)
+                report(progress_line(result))
+            if ingest:
+                rate = ingest_through_api(uri, solves=ingest, report=report)
+                how = f"gunicorn, {INGEST_CLIENTS} clients"
+                results.append(Measure(size, INGEST, how, {}, 0, 0, rate, rate))
+                report(progress_line(results[-1]))
+    return results

@@ -1,0 +1,130 @@
+"""The server the bench measures, the scratch database, and the boards it seeds.
+
+Why a module of its own: every size starts the same way, on a database nobody else uses
+(``<MONGODB_DB>_bench``, dropped afterwards), with the boards built in bulk as an import builds
+them, and the in-process and HTTP measures then read the same seeded boards.
+
+The server is ``--uri``, else MONGODB_URI when it answers; otherwise a throwaway embedded server
+(SecantusDB's ``secantusd-py``, its data in a scratch directory) is started for the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import math
+import random
+import tempfile
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.core.management.base import CommandError
+from django.utils import timezone
+from pymongo import MongoClient
+
+from solutions import mongo, selectors, services
+from solutions.leaderboard import rebuild
+from solutions.models import Board, Programmer
+from tools import embedded_mongo
+
+from .counting import CommandCounter
+
+COUNTRIES = ["BD", "IN", "NP", "PK", "LK", ""]
+ORGANIZATION_SIZE = 20  # programmers of one organization, on average
+# Seeded programmers are not saved in SQL (or only for the while, see `web`): their ids start far
+# above any the database gives, so the programmers `--ingest` registers never land on a seeded
+# programmer's entries.
+SEED_IDS = 10**12
+
+
+@contextlib.contextmanager
+def mongodb_server(uri: str | None) -> Iterator[str]:
+    """The server to measure: `uri`, else MONGODB_URI if it answers, else an embedded one."""
+    if uri:
+        if not embedded_mongo.answers(uri, timeout_ms=1500):
+            raise CommandError(f"No MongoDB server answers at {uri}.")
+        yield uri
+        return
+    if embedded_mongo.answers(settings.MONGODB_URI, timeout_ms=1500):
+        yield settings.MONGODB_URI
+        return
+    # On disk, in a scratch directory: the in-memory storage is capped by the server's cache and
+    # fails with InternalError somewhere past ten thousand programmers.
+    with tempfile.TemporaryDirectory(prefix="bench-mongo-") as storage:
+        try:
+            server = embedded_mongo.EmbeddedServer(storage=storage)
+        except RuntimeError as error:
+            message = f"No MongoDB answers and the embedded one did not start: {error}"
+            raise CommandError(message) from error
+        with server:
+            yield server.uri
+
+
+@contextlib.contextmanager
+def scratch_database(uri: str, counter: CommandCounter) -> Iterator[None]:
+    """Point the app at `<MONGODB_DB>_bench` through a counting client; drop it afterwards."""
+    real_name = settings.MONGODB_DB
+    scratch = f"{real_name}_bench"
+    client = MongoClient(uri, tz_aware=True, event_listeners=[counter])
+    client.drop_database(scratch)
+    settings.MONGODB_DB = scratch
+    mongo.set_client(client)
+    try:
+        yield
+    finally:
+        client.drop_database(scratch)
+        mongo.set_client(None)
+        settings.MONGODB_DB = real_name
+        client.close()
+
+
+def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Programmer]:
+    """`size` programmers with 1 to 8 solves over the last 10 days (one today, so everybody is on
+    every board), in an organization of about ORGANIZATION_SIZE and most in a country, built in
+    bulk like an import: entries streamed from their solves, then every order sorted and cut
+    into sets. Programmers are not saved in SQL (their ids from SEED_IDS): the reads and writes
+    measured in process only use their id, handle and groups."""
+    now, now_day = timezone.now(), services.today()
+    organizations = max(1, size // ORGANIZATION_SIZE)
+    programmers = [
+        Programmer(
+            pk=SEED_IDS + n,
+            handle=f"bench{n:07d}",
+            country=rng.choice(COUNTRIES),
+            organization=f"Org {n % organizations}",
+        )
+        for n in range(size)
+    ]
+    solves = {
+        programmer.pk: [
+            {
+                "_id": f"{programmer.pk}-{n}",
+                "points": rng.choice([10, 20, 50, 100]),
+                "solved_at": now - dt.timedelta(days=age, seconds=rng.randrange(36_000)),
+            }
+            for n, age in enumerate([0] + [rng.randrange(10) for _ in range(rng.randrange(8))])
+        ]
+        for programmer in programmers
+    }
+    for board in boards:
+        computed = (
+            (
+                services.entry_from_solves(board, programmer, solves[programmer.pk], now_day),
+                [s["_id"] for s in solves[programmer.pk]],
+            )
+            for programmer in programmers
+        )
+        rebuild.board_rebuild(board.slug, computed, now_day, dry_run=False)
+    return programmers
+
+
+def programmer_in_the_middle(*, board: Board, programmers: list[Programmer]) -> Programmer:
+    """The programmer ranked in the middle of `board` today, or just below, who is in a country
+    (and, as everybody, an organization): the one whose neighbours, rank and solves the bench
+    measures, neither at the top nor at the bottom of anything, and whose solves move the same
+    orders at every size (a programmer in no country moves a third fewer)."""
+    total = selectors.board_page(board=board, page=1).total
+    page = max(1, math.ceil((total // 2 + 1) / selectors.PAGE_SIZE))
+    by_id = {programmer.pk: programmer for programmer in programmers}
+    listed = [by_id[row.programmer_id] for row in selectors.board_page(board=board, page=page).rows]
+    return next((programmer for programmer in listed if programmer.country), listed[0])

@@ -1,0 +1,193 @@
+"""The site as users call it: real HTTP requests to the site served from a thread of the bench.
+
+Why a server in a thread (wsgiref, one request at a time) rather than gunicorn in a process of
+its own: the server then uses the bench's one MongoDB client, whose listener counts exactly the
+commands each request sends and the bytes each way (a subprocess's could only be guessed); and
+it uses the bench's SQL connection, inside the transaction that holds the seeded programmers for
+the while (pages look a handle up in SQL) and is rolled back afterwards, as Django's own live
+test server shares the test's connection. `measure` sends one request at a time, so the two
+threads never use that connection at once. (`ingest` is what measures gunicorn.)
+
+What is measured is a request with nothing cached: before each timed request Django's cache is
+cleared (the page cache, the rendered rows, the board versions, the visible boards, the rate
+limits' windows), so each request makes every read its answer needs. One row, marked "page
+cached", is what most visitors of a busy board get: the page from the cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from django.core.cache import cache
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.management.base import CommandError
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections, connections, transaction
+from django.utils import timezone
+
+from solutions import selectors, tokens
+from solutions.models import Board, Programmer
+
+from .counting import HTTP_CACHED, HTTP_UNCACHED, CommandCounter, Measure, measure
+from .seed import COUNTRIES
+
+
+@contextlib.contextmanager
+def programmers_saved(programmers: list[Programmer]) -> Iterator[str]:
+    """The seeded programmers saved in SQL and a judge's service token, for as long as the block
+    runs, in a transaction rolled back afterwards: the token."""
+    with transaction.atomic():
+        Programmer.objects.bulk_create(programmers, batch_size=5000)
+        _service_token, token = tokens.service_token_create(name="bench")
+        try:
+            yield token
+        finally:
+            transaction.set_rollback(True)
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # the bench prints its own lines
+
+
+@contextlib.contextmanager
+def site_served() -> Iterator[str]:
+    """The site on 127.0.0.1 (its base URL), served from a thread on this thread's SQL
+    connections, until the block ends."""
+    shared = {alias: connections[alias] for alias in connections}
+    server: WSGIServer = make_server("127.0.0.1", 0, WSGIHandler(), handler_class=_QuietHandler)
+
+    def serve() -> None:
+        for alias, wrapper in shared.items():
+            connections[alias] = wrapper
+        server.serve_forever(poll_interval=0.05)
+
+    for wrapper in shared.values():
+        wrapper.inc_thread_sharing()
+    # Django closes a connection that is inside a transaction at the end of each request (it
+    # looks unusable); the test client keeps it open the same way.
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    thread = threading.Thread(target=serve, name="bench-web", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+        for wrapper in shared.values():
+            wrapper.dec_thread_sharing()
+
+
+class Visitor:
+    """An HTTP client like a visitor's browser who is not signed in (no proxy, no cookies kept)
+    or a judge's, behind the TLS proxy production has. Any answer but a success fails the run:
+    a bench that timed an error page would say nothing."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def get(self, path: str) -> None:
+        self._send(urllib.request.Request(self.base + path))
+
+    def post(self, path: str, body: dict, *, token: str) -> None:
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        data = json.dumps(body).encode()
+        self._send(urllib.request.Request(self.base + path, data=data, headers=headers))
+
+    def _send(self, request: urllib.request.Request) -> None:
+        request.add_header("X-Forwarded-Proto", "https")  # as production's proxy says
+        try:
+            with self._opener.open(request, timeout=60) as answer:
+                answer.read()
+        except urllib.error.HTTPError as error:
+            message = f"{request.get_method()} {request.full_url} answered {error.code}"
+            raise CommandError(f"{message}: {error.read()[:300]!r}") from error
+
+
+def web_operations(
+    visitor: Visitor, *, board: Board, programmer: Programmer, token: str
+) -> list[tuple[str, str, Callable[[int], object]]]:
+    """(name, how it is measured, the request) of what users call most: a board's pages, a
+    programmer's standing with neighbours and forecast, a profile, the groups ranked, a search,
+    and a judge's solve (a new problem each time, by the programmer in the middle)."""
+    pages = selectors.board_page(board=board, page=1).pages
+    organizations = selectors.group_ranklist(board=board, kind="org").pages
+    api, page = f"/api/v1/boards/{board.slug}", f"/leaderboard/{board.slug}/"
+    handle = programmer.handle
+    country = str(programmer.country) or next(code for code in COUNTRIES if code)
+
+    def get(path: str) -> Callable[[int], object]:
+        return lambda _: visitor.get(path)
+
+    def solve(attempt: int) -> None:
+        body = {
+            "id": f"bench-http-{attempt + 1}",
+            "programmer": handle,
+            "problem": f"bench-http-{attempt + 1}",
+            "solved_at": timezone.now().isoformat(),
+        }
+        visitor.post("/api/v1/solves", body, token=token)
+
+    return [
+        ("board page 1 (API)", HTTP_UNCACHED, get(api)),
+        ("board page 1 (page)", HTTP_UNCACHED, get(page)),
+        ("board page 1 (page, cached)", HTTP_CACHED, get(page)),
+        ("middle page (API)", HTTP_UNCACHED, get(f"{api}?page={max(1, pages // 2)}")),
+        ("last page (API)", HTTP_UNCACHED, get(f"{api}?page={pages}")),
+        ("a country's page 1 (API)", HTTP_UNCACHED, get(f"{api}?country={country}")),
+        (
+            "around me (4) with forecast (API)",
+            HTTP_UNCACHED,
+            get(f"{api}/programmers/{handle}?around=4"),
+        ),
+        ("profile (page)", HTTP_UNCACHED, get(f"/u/{handle}/")),
+        ("countries ranked (page)", HTTP_UNCACHED, get(f"{page}?view=countries")),
+        ("countries ranked (API)", HTTP_UNCACHED, get(f"{api}/groups?kind=country")),
+        (
+            "organizations, middle page (API)",
+            HTTP_UNCACHED,
+            get(f"{api}/groups?kind=org&page={max(1, organizations // 2)}"),
+        ),
+        (
+            "prefix search (API)",  # 100 handles start with it: 20 listed, the rest counted
+            HTTP_UNCACHED,
+            get(f"/api/v1/programmers?prefix={handle[:-2]}&board={board.slug}"),
+        ),
+        ("solve (API)", HTTP_UNCACHED, solve),
+    ]
+
+
+def web_measures(
+    counter: CommandCounter,
+    *,
+    board: Board,
+    programmers: list[Programmer],
+    middle: Programmer,
+    repeat: int,
+) -> Iterator[Measure]:
+    """Each request measured through HTTP on the seeded board, as it is done."""
+    with programmers_saved(programmers) as token, site_served() as base:
+        visitor = Visitor(base)
+        operations = web_operations(visitor, board=board, programmer=middle, token=token)
+        for name, how, operation in operations:
+            before = cache.clear if how == HTTP_UNCACHED else None
+            yield measure(
+                counter,
+                operation,
+                programmers=len(programmers),
+                name=name,
+                how=how,
+                repeat=repeat,
+                before=before,
+            )

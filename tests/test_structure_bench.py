@@ -1,0 +1,135 @@
+"""The structure bench (`solutions/bench/structure.py`): the order it builds from made-up sets
+really holds the members it claims, its documents are the ones the store writes, and a read
+touches the same bytes at 10,240 and 204,800 members up to the one node a level more (and the
+histogram's few more scores). Small sizes: the whole file runs in about a second."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import bson
+import pytest
+
+from solutions.bench import structure as bench
+from solutions.leaderboard import orders, sets
+
+# Whole sets, so that every page reads sets of the same size at both: 20 sets, then 400 (a root
+# of level 0, a manifest alone, then a root over 7 nodes).
+SMALL, LARGE = 20 * sets.SET_FILL, 400 * sets.SET_FILL
+READS = ("page at offset 0", "page in the middle", "last page", "a member's place")
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return bench.structure_bench([SMALL, LARGE], repeat=2)
+
+
+@pytest.fixture(scope="module")
+def large():
+    return bench.Order(LARGE)
+
+
+def row(rows, members: int, operation: str) -> bench.Row:
+    (found,) = [r for r in rows if r.members == members and r.operation == operation]
+    return found
+
+
+def test_the_table_has_every_operation_at_every_size(rows):
+    table = bench.structure_table(rows)
+    operations = [*READS, "histogram (a rank)", "one move", "fold of 1,024 moves"]
+    for members in (SMALL, LARGE):
+        for operation in ["bulk build (all sets and nodes)", *operations]:
+            assert f"| {members:,} | {operation} |" in table
+    assert table.count("\n") == 2 + len(rows) == 2 + 2 * 8
+
+
+def test_a_read_touches_the_same_bytes_at_both_sizes_up_to_one_node(rows, large):
+    assert row(rows, SMALL, "page at offset 0").levels == 1
+    assert row(rows, LARGE, "page at offset 0").levels == 2
+    node = max(
+        bench.bson_size({f: d[f] for f in bench.NODE_FIELDS if f in d})
+        for doc_id, d in large.documents.items()
+        if doc_id != bench.ORDER
+    )
+    more_scores = len(bench.scores_between(0, LARGE)) - len(bench.scores_between(0, SMALL))
+    for operation in READS:
+        small_read, large_read = (row(rows, n, operation) for n in (SMALL, LARGE))
+        assert large_read.reads == small_read.reads + 1, operation
+        grown = large_read.read_bytes - small_read.read_bytes
+        assert 0 < grown <= node + sets.HISTOGRAM.size * more_scores, operation
+    # A rank is the root's histogram alone, whatever the size.
+    assert row(rows, SMALL, "histogram (a rank)").reads == 1
+    assert row(rows, LARGE, "histogram (a rank)").reads == 1
+
+
+def test_a_move_reads_and_writes_one_set_and_a_node_a_level_on_each_side(rows):
+    # Leaving one set and joining another's arrivals: the root, then a leaf for each place.
+    assert row(rows, SMALL, "one move").reads == 2  # the root (a manifest) and the set left
+    assert row(rows, LARGE, "one move").reads == 4  # the root, two leaves and the set left
+    assert row(rows, LARGE, "one move").writes == 4
+
+
+def test_the_order_holds_the_members_record_at_makes(large):
+    assert bench.page_read(large, 0) == [bench.record_at(n) for n in range(bench.PAGE_SIZE)]
+    first = sets.Member.from_record(bench.page_read(large, 0)[0])
+    assert first == sets.Member(bench.key_at(0), bench.handle_at(0), 1)
+    assert bench.page_read(large, LARGE - 3) == [
+        bench.record_at(n) for n in range(LARGE - 3, LARGE)
+    ]
+    # A page across two nodes of level 0.
+    border = large.read(bench.ORDER).length(0) - 10
+    assert bench.page_read(large, border) == [
+        bench.record_at(n) for n in range(border, border + bench.PAGE_SIZE)
+    ]
+    rng = random.Random(5)
+    for n in rng.sample(range(LARGE), 20):
+        assert bench.place_read(large, bench.record_at(n)) == n
+    assert bench.place_read(large, bench.record_at(LARGE)) is None  # past the last: not listed
+
+
+def test_record_at_sorts_in_listing_order_and_its_separators_all_differ():
+    members = sorted({*range(0, 3_000), *random.Random(1).sample(range(10**8), 3_000)})
+    records = [bench.record_at(n) for n in members]
+    assert records == sorted(records)
+    assert len({sets.separator(r) for r in records}) == len(records)
+    for n in members[::97]:
+        assert (
+            records[members.index(n)]
+            == sets.Member(bench.key_at(n), bench.handle_at(n), n + 1).record()
+        )
+    scores = Counter(sets.record_score(r) for r in records[:3_000])
+    assert scores == bench.scores_between(0, 3_000)
+
+
+def test_documents_are_as_big_as_the_store_writes_them(large):
+    root = large.read(bench.ORDER)
+    document = bench.node_document(bench.ORDER, root)
+    stored = bson.encode({"_id": bench.ORDER, **orders.manifest_document(root)})
+    assert bench.bson_size(document) == len(stored)
+    assert bench.bson_size(document) == len(bson.encode(document))
+    blob = bench.record_at(7) * 3
+    assert bench.bson_size(bench.set_document(2**61, 3, blob)) == len(
+        bson.encode(bench.set_document(2**61, 3, blob))
+    )
+    assert set(bench.PAGE_FIELDS) == {"_id", *orders.PAGE, "folded"}
+    assert set(bench.NODE_FIELDS) == set(bench.PAGE_FIELDS) - {"hist"}
+
+
+def test_a_fold_moves_its_members_and_keeps_every_level_counted(large):
+    moves = bench.random_moves(large, random.Random(3), 300)
+    root = bench.moves_fold(large, moves)
+    assert root.total == LARGE
+    expected = Counter(bench.scores_between(0, LARGE))
+    for move in moves:
+        expected[sets.record_score(move.old)] -= 1
+        expected[sets.record_score(move.new)] += 1
+    assert root.histogram == {s: n for s, n in expected.items() if n}
+    # The built order is left as it was: the next run starts from the same state.
+    assert large.read(bench.ORDER).histogram == bench.scores_between(0, LARGE)
+
+
+def test_past_four_million_members_a_node_counts_more_members_of_a_score_than_two_bytes_hold():
+    order = bench.Order(5_000_000)
+    assert order.levels == 3
+    assert bench.place_read(order, bench.record_at(4_321_000)) == 4_321_000
