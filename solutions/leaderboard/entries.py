@@ -16,9 +16,10 @@ from what the orders hold to their entry, which entries the orders are behind).
 A solve runs one aggregation-pipeline update on the entry (`solve_pipeline`) that adds the day's
 count and recomputes the forward-dated sums and sort keys of every day the solve touches (see
 `maths`), trimming, once a day, days that can no longer change anything. The update is idempotent
-by the solve's id (``applied``): a retry after a fault counts nothing twice. Real MongoDB can
-serve "the board of day D" from the wildcard indexes on ``sums.$**`` and ``keys.$**`` (the
-seed's design).
+by the solve's id (``applied``): a retry after a fault counts nothing twice. The seed's query,
+"the board of day D" sorted by ``keys.D`` (`entries_by_key`), is served by the wildcard index on
+``keys.$**`` on real MongoDB; requests read the orders instead, and `verify` checks the orders
+against that query.
 
 Each entry records in ``placed`` what the orders hold for it and at which ``rev`` of the entry
 (see `applier`, which moves the orders from ``placed`` to the entry's current keys).
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.utils import timezone
-from pymongo import ASCENDING, IndexModel, UpdateOne
+from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
 from pymongo.collection import Collection
 
 from .. import mongo
@@ -88,17 +89,19 @@ def entries(board_slug: str) -> Collection:
 
 def board_indexes(board_slugs: Iterable[str] | None = None) -> dict[str, list[IndexModel]]:
     """The indexes of the boards' entries collections (every board when `board_slugs` is None):
-    `sums.$**` and `keys.$**` serve per-day queries on real MongoDB (the seed's design). Nothing
-    on a request path needs them (orders are read by `_id`), so they are built by the command,
-    not at a process's first use."""
+    `keys.$**` serves the seed's per-day query (`entries_by_key`) on real MongoDB. Nothing on a
+    request path needs it (orders are read by `_id`), so it is built by the command, not at a
+    process's first use.
+
+    There is no `sums.$**`: no query filters or sorts on a day's sums (a day's key orders its
+    members by score first, and is above zero exactly when they are on the board), and every
+    solve rewrites the sums of each day it touches, so on real MongoDB a second wildcard index
+    would double the index keys each solve deletes and inserts, for no reader."""
     if board_slugs is None:
         from ..models import Board  # the registry calls this once the apps are ready
 
         board_slugs = Board.objects.values_list("slug", flat=True)
-    wildcard = [
-        IndexModel([("sums.$**", ASCENDING)], name="sums_wildcard"),
-        IndexModel([("keys.$**", ASCENDING)], name="keys_wildcard"),
-    ]
+    wildcard = [IndexModel([("keys.$**", ASCENDING)], name="keys_wildcard")]
     return {f"entries.{slug}": wildcard for slug in board_slugs}
 
 
@@ -410,3 +413,42 @@ def placed_record(behind: dict[str, list[tuple[dict, dict]]]) -> None:
             ],
             ordered=False,
         )
+
+
+# --- the seed's query: a board day straight from the entries -------------------------------------
+
+
+def entries_by_key(board_slug: str, day_key: str, scope: str = "") -> Iterator[sets.Member]:
+    """The members of a board day in listing order by the seed's query over the entries,
+    ``find({"keys.D": {"$gt": 0}}).sort({"keys.D": -1})``: what its order must hold (`verify`).
+    Real MongoDB serves it from the wildcard index ``keys.$**``; the embedded server (SecantusDB
+    0.7) never uses a wildcard index and scans the collection. Rebuild-time, never on a request.
+
+    A group's scope (one of ``groups``) is filtered here, not in the query: real MongoDB serves
+    a sort from a wildcard index only when the predicate and the sort are on that one field, so
+    the query stays exactly that; a group's day reads the whole day through the index.
+    Ties: the query leaves equal keys in any order; an order lists them by their records' bytes
+    (`sets.Member.record`: lower-case handle, then id), so each run of them is sorted so here."""
+    path = f"keys.{day_key}"
+    found = entries(board_slug).find(
+        {path: {"$gt": 0}}, {"handle": 1, "groups": 1, path: 1}, sort=[(path, DESCENDING)]
+    )
+    tie: list[sets.Member] = []
+    for entry in found:
+        if scope and scope not in entry.get("groups", []):
+            continue
+        member = sets.Member(entry["keys"][day_key], entry["handle"], entry["_id"])
+        if tie and tie[0].key != member.key:
+            yield from sorted(tie, key=sets.Member.record)
+            tie = []
+        tie.append(member)
+    yield from sorted(tie, key=sets.Member.record)
+
+
+def entries_places(board_slug: str, oldest_day: int) -> set[tuple[str, str]]:
+    """{(day, scope)} of every order the entries put somebody in from `oldest_day` on, as the
+    orders hold them (a scan: rebuild-time)."""
+    places: set[tuple[str, str]] = set()
+    for entry in entries(board_slug).find({}, {"keys": 1, "handle": 1, "groups": 1}):
+        places.update(_records_placed(placement(entry), entry["_id"], oldest_day))
+    return places
