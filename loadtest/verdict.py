@@ -123,6 +123,8 @@ def _take_answer(truth: Truth, record: dict, counted: Counter, uncertain: dict) 
 
 def expected_scores(truth: Truth, board: dict, day: int, scope: tuple[str, str]) -> dict[str, int]:
     """{handle: score > 0} of a board day, straight from the definition."""
+    if board["metric"] == "streak":
+        return expected_streaks(truth, board, day, scope)
     first = -(10**9) if board["window"] == "all_time" else day - board["window_days"] + 1
     per_solve = 100 if board["metric"] == "points" else 1
     scores: Counter = Counter()
@@ -130,6 +132,32 @@ def expected_scores(truth: Truth, board: dict, day: int, scope: tuple[str, str])
         if first <= solved_on <= day and _in_scope(truth.groups.get(handle, ("", "")), scope):
             scores[handle] += per_solve
     return dict(scores)
+
+
+def expected_streaks(truth: Truth, board: dict, day: int, scope: tuple[str, str]) -> dict[str, int]:
+    """{handle: streak > 0} of a streak board's day: on a rolling board the current streak (the
+    consecutive solve days ending on the day, or on the day before when it has none), all time
+    the longest run of consecutive solve days."""
+    solve_days: defaultdict[str, set[int]] = defaultdict(set)
+    for (handle, _), solved_on in truth.solve_day.items():
+        if _in_scope(truth.groups.get(handle, ("", "")), scope):
+            solve_days[handle].add(solved_on)
+    scores = {}
+    for handle, days in solve_days.items():
+        if board["window"] == "all_time":
+            score = max(_run_ending(days, last) for last in days)
+        else:
+            score = _run_ending(days, day) or _run_ending(days, day - 1)
+        if score:
+            scores[handle] = score
+    return scores
+
+
+def _run_ending(days: set[int], last: int) -> int:
+    length = 0
+    while last - length in days:
+        length += 1
+    return length
 
 
 def _in_scope(groups: tuple[str, str], scope: tuple[str, str]) -> bool:
@@ -200,7 +228,8 @@ def check_boards(truth: Truth, world: plan.World, session: requests.Session) -> 
                 check.checked += 1
                 check.differences += _compare(board, day, scope, expected, rows)
                 if board["window"] == "all_time" and scope[0] == "everybody":
-                    _count_lost_and_twice(check, board, expected, rows)
+                    if board["metric"] != "streak":  # a count of solves, unlike a streak
+                        _count_lost_and_twice(check, board, expected, rows)
     return check
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Func
@@ -126,7 +127,12 @@ class Board(models.Model):
     ]
     SOLVED = "solved"
     POINTS = "points"
-    METRIC_CHOICES = [(SOLVED, "Problems solved"), (POINTS, "Points")]
+    STREAK = "streak"
+    METRIC_CHOICES = [
+        (SOLVED, "Problems solved"),
+        (POINTS, "Points"),
+        (STREAK, "Streak of solve days"),
+    ]
     SHARED = "shared"
     UNIQUE = "unique"
     TIES_CHOICES = [(SHARED, "Shared ranks (1, 2, 2, 4)"), (UNIQUE, "Unique ranks (1, 2, 3, 4)")]
@@ -151,13 +157,27 @@ class Board(models.Model):
     def __str__(self) -> str:
         return self.title
 
+    def clean(self) -> None:
+        if self.metric == self.STREAK and self.window in (leaderboard.WEEK, leaderboard.MONTH):
+            message = "A streak board ranks each day (rolling) or the longest ever (all time)."
+            raise ValidationError({"window": message})
+
     @property
     def spec(self) -> leaderboard.Window:
+        """What the engine counts: the window, or for a streak board its own (`window_days`
+        does not apply: a day's streak is known on that day and the next)."""
+        if self.metric == self.STREAK:
+            return leaderboard.streak_window(all_time=self.window == leaderboard.ALL_TIME)
         return leaderboard.Window(self.window, self.window_days)
 
     @property
+    def is_streak(self) -> bool:
+        return self.metric == self.STREAK
+
+    @property
     def is_rolling(self) -> bool:
-        return self.window == leaderboard.ROLLING
+        """A rolling last-N-days board (a streak board's days are its own, not N days)."""
+        return self.window == leaderboard.ROLLING and not self.is_streak
 
     def value_of(self, points: int) -> int:
         """What one solve adds to a score on this board."""
@@ -167,6 +187,23 @@ class Board(models.Model):
         if self.window == leaderboard.ROLLING:
             return f"last {self.window_days} days"
         return dict(self.WINDOW_CHOICES)[self.window].lower()
+
+    def definition(self) -> str:
+        """What a streak board's score means, shown under its title ("" for the others)."""
+        if not self.is_streak:
+            return ""
+        solve_day = (
+            "A solve day is a day with at least one counted solve (the first accepted solve of "
+            "a problem), in the leaderboard's time zone."
+        )
+        if self.spec.is_all_time:
+            longest = "The longest streak: the largest number of consecutive solve days ever."
+            return f"{longest} {solve_day}"
+        return (
+            "The current streak on a day: the number of consecutive solve days ending that day, "
+            "or ending the day before when the day has no solve yet (a streak stays alive until "
+            f"the end of the next day); 0 when neither is a solve day. {solve_day}"
+        )
 
     def tie_rule(self) -> str:
         """The tie rule in words, shown on the board page."""

@@ -7,12 +7,14 @@ solved nothing; Staff is a superuser.
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import random
 
 import mongomock
 import pytest
 import time_machine
 from django.contrib.auth.models import User
+from django.db.models.signals import post_migrate
 from pymongo import MongoClient
 
 from solutions import mongo, services
@@ -22,6 +24,32 @@ from tools.embedded_mongo import EmbeddedServer
 
 # A fixed "now" for everything about days: 2020-01-19 12:00 UTC is epoch day 18280.
 NOW = dt.datetime(2020, 1, 19, 12, 0, tzinfo=dt.UTC)
+
+
+# The streak boards the migrations seed (`0008_streak_boards`), as defined there.
+STREAK_BOARDS = importlib.import_module("solutions.migrations.0008_streak_boards").BOARDS
+
+
+def streak_boards_left_out(sender, using, **kwargs) -> None:
+    """The test database holds the three boards that count solves, without the two streak
+    boards the migrations seed: the tests of the other boards read every board's score as a
+    count of solves, and each board costs every solve one update more. Done once the migrations
+    ran, so the copy that transactional tests restore leaves them out too; the streak boards'
+    tests make them with `streak_boards`."""
+    if sender.label == "solutions":
+        Board.objects.using(using).filter(slug__in=[b["slug"] for b in STREAK_BOARDS]).delete()
+
+
+post_migrate.connect(streak_boards_left_out, dispatch_uid="tests-streak-boards-left-out")
+
+
+@pytest.fixture
+def streak_boards(mongodb) -> dict[str, Board]:
+    """The two streak boards, as the migrations seed them on a site: "Current streak" and
+    "Longest streak"."""
+    made = {board["slug"]: Board.objects.create(**board) for board in STREAK_BOARDS}
+    mongo.ensure_indexes(list(made))
+    return made
 
 
 @pytest.fixture(autouse=True)

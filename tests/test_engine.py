@@ -12,7 +12,17 @@ import time_machine
 from django.db import connection
 
 from solutions import leaderboard, mongo, selectors, services
-from solutions.leaderboard import applier, entries, journals, orders, reading, rebuild, sets, tree
+from solutions.leaderboard import (
+    applier,
+    entries,
+    expressions,
+    journals,
+    orders,
+    reading,
+    rebuild,
+    sets,
+    tree,
+)
 from solutions.models import Board, Problem
 from tests.conftest import NOW
 
@@ -86,7 +96,7 @@ def test_an_entry_keeps_only_the_days_a_rebuild_would_whatever_the_gap_between_s
     look at every day after a long one. Either way the entry is what a rebuild computes."""
     settings.LEADERBOARD_MAX_LATE_DAYS = 2
     settings.LEADERBOARD_HISTORY_DAYS = 3
-    gaps = [0, 1, 1, 2, entries.TRIM_BY_NAME, entries.TRIM_BY_NAME + 1, 9, 0, 1]
+    gaps = [0, 1, 1, 2, expressions.TRIM_BY_NAME, expressions.TRIM_BY_NAME + 1, 9, 0, 1]
     problems = many_problems(len(gaps))
     day = VECTOR_TODAY
     for problem, gap in zip(problems, gaps, strict=True):

@@ -92,7 +92,7 @@ def test_migrations_run_on_postgresql_and_seed_the_boards():
                 row[0]
                 for row in connection.execute("SELECT slug FROM solutions_board ORDER BY position")
             ]
-        assert slugs == ["last-7-days", "last-30-days", "all-time"]
+        assert slugs == ["last-7-days", "last-30-days", "all-time", "streak", "longest-streak"]
     finally:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -256,12 +256,26 @@ class MeQuery(BoardQuery):
     board: str = optional("A board's slug; the default board when absent")
 
 
+METRIC_DESCRIPTION = (
+    "What a score is. `solved`: the problems solved in the window (the first accepted solve of "
+    "each counts). `points`: the sum of their points. `streak`: on a `rolling` board, the current "
+    "streak on the day: the number of consecutive solve days ending that day, or ending the day "
+    "before when the day is not a solve day (a streak stays alive until the end of the next "
+    "day), 0 (off the board) when neither is; on an `all_time` board, the longest streak, the "
+    "largest number of consecutive solve days ever. A solve day is a day (in the leaderboard "
+    "time zone) with at least one counted solve; a late solve counts on its own day and can "
+    "join two streaks, changing past days. Ties: whoever reached the score (the streak's "
+    "length) first is listed first. A streak board has no `window_days`: its forecast is the "
+    "next day (the streak alive) and the day after (0 unless they solve)."
+)
+
+
 class BoardOut(BaseModel):
     slug: str
     title: str
     window: WindowKind
     window_days: int | None = Field(description="N of a rolling window; null otherwise")
-    metric: MetricKind
+    metric: MetricKind = Field(description=METRIC_DESCRIPTION)
     ties: TiesKind
 
 

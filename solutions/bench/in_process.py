@@ -41,6 +41,7 @@ def bench_operations(
         services.solve_record(programmer=another, problem=problem, solved_at=timezone.now())
 
     return {
+        **_streak_operations(boards, programmer),
         "page 1": lambda _: selectors.board_page(board=board, page=1),
         "middle page": lambda _: selectors.board_page(board=board, page=max(1, pages // 2)),
         "last page": lambda _: selectors.board_page(board=board, page=pages),
@@ -59,6 +60,20 @@ def bench_operations(
         f"solve ({len(boards)} boards)": solve,
         "solve, another each time": solve_by_another,
     }
+
+
+def _streak_operations(
+    boards: list[Board], programmer: Programmer
+) -> dict[str, Callable[[int], object]]:
+    """A page and a programmer's neighbours on each streak board (a site's seeded boards: the
+    tests' database leaves them out), read like any board's."""
+    operations: dict[str, Callable[[int], object]] = {}
+    for board in (b for b in boards if b.is_streak):
+        operations[f"{board.slug}: page 1"] = lambda _, b=board: selectors.board_page(board=b)
+        operations[f"{board.slug}: around me (4)"] = lambda _, b=board: selectors.programmer_around(
+            board=b, programmer=programmer, around=4
+        )
+    return operations
 
 
 def in_process_measures(

@@ -2,9 +2,11 @@
 
 - `maths`: epoch days, windows, forward-dated sums, sort keys and ranks (pure; no I/O).
 - `sets`: the sorted entry sets and their manifest, as bytes (pure; no I/O).
+- `expressions`: the maths as aggregation expressions (sort keys, dropping old day keys), the
+  parts of the entries' update pipelines (pure; no I/O, names no field).
 - `entries`: the entries on MongoDB (one per board and programmer) and the update that counts a
-  solve in one. It is the only module that names an entry field path or a board's entries
-  collection.
+  solve in one, a sum or a streak. It is the only module that names an entry field path or a
+  board's entries collection.
 - `orders`: the listing order of every board day on MongoDB, as sets and a manifest: how they
   are stored, folded into and written in bulk.
 - `journals`: each board's journal, where a batch records its moves until they are folded into

@@ -13,6 +13,12 @@ from what the orders hold to their entry, which entries the orders are behind).
      trimmed: <the day old days were last trimmed>,
      placed: {keys, handle, groups, rev}}  # what the orders hold for this programmer
 
+A streak board's entry (`maths.streak_scores`) keeps, instead of ``days`` and ``last``, its
+recent solve days: ``first: {"<epoch day>": first solve time that day}`` and
+``began: {"<epoch day>": first day of the run of solve days holding it}``, from `streaks_from`
+on, which is all a late solve needs however long the streak; ``sums`` holds each day's current
+streak (or ``all``, the longest).
+
 A solve runs one aggregation-pipeline update on the entry (`solve_pipeline`) that adds the day's
 count and recomputes the forward-dated sums and sort keys of every day the solve touches (see
 `maths`), trimming, once a day, days that can no longer change anything. The update is idempotent
@@ -38,12 +44,9 @@ from pymongo.collection import Collection
 
 from .. import mongo
 from . import maths, moving, sets
+from .expressions import get_field, key_expression, key_of, key_tail, trimmed_today
 
 APPLIED_KEPT = 64  # solve ids an entry remembers: far more than can be in flight at once
-# An entry last trimmed this few days ago drops its old days by name (`_trimmed_today`): enough
-# for a programmer who solves every few days; each name costs a little on every solve, as the
-# embedded server checks the whole pipeline whichever branch runs.
-TRIM_BY_NAME = 3
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,13 @@ def history_from(today: int) -> int:
 def counts_from(window: maths.Window, today: int) -> int:
     """The oldest daily count that a solve accepted today can still need."""
     return today - settings.LEADERBOARD_MAX_LATE_DAYS - window.span
+
+
+def streaks_from(today: int) -> int:
+    """The oldest solve day a streak board's entry keeps (see `maths.streak_scores`): the day
+    before the oldest a solve accepted today can be on, and one more for a solve checked before
+    midnight and counted after it."""
+    return today - settings.LEADERBOARD_MAX_LATE_DAYS - 2
 
 
 def current_day() -> int:
@@ -108,79 +118,17 @@ def board_indexes(board_slugs: Iterable[str] | None = None) -> dict[str, list[In
 # --- the entry update pipeline ----------------------------------------------------------------
 
 
-def _field(name: str, document: str) -> dict:
-    return {"$getField": {"field": name, "input": f"${document}"}}
-
-
-def _trimmed(document: dict, oldest: int) -> dict:
-    """The sub-document without the day keys older than `oldest`, looking at every key."""
-    return {
-        "$arrayToObject": {
-            "$filter": {
-                "input": {"$objectToArray": document},
-                "cond": {"$gte": [{"$toInt": "$$this.k"}, oldest]},
-            }
-        }
-    }
-
-
-def _without_days(document: dict, days: range) -> dict:
-    """The sub-document without these day keys (absent ones are no matter)."""
-    for day in days:
-        document = {"$setField": {"field": str(day), "input": document, "value": "$$REMOVE"}}
-    return document
-
-
-def _trimmed_today(document: str, oldest: int) -> dict:
-    """`document` without the day keys older than `oldest`, done the first time the entry
-    changes on a day (once trimmed for a day, nothing older than `oldest` can be added to it
-    that day). The limits move a day a day, so an entry trimmed `$$since` days ago holds
-    nothing older than `oldest - $$since`: within TRIM_BY_NAME days, those days are removed by
-    name, which costs the embedded server half of what filtering every key does (`_trimmed`):
-    3.5 against 6.7 ms for a 30-day entry with 90 days of history."""
-    kept = {"$ifNull": [document, {}]}
-    return {
-        "$switch": {
-            "branches": [
-                {"case": {"$eq": ["$$since", 0]}, "then": kept},
-                {
-                    "case": {"$lte": ["$$since", TRIM_BY_NAME]},
-                    "then": _without_days(kept, range(oldest - TRIM_BY_NAME, oldest)),
-                },
-            ],
-            "default": _trimmed(kept, oldest),
-        }
-    }
-
-
-def _key_tail(reached: dict) -> dict:
-    """The time part of `maths.sort_key` as an aggregation expression."""
-    seconds = {
-        "$toLong": {"$floor": {"$divide": [{"$subtract": [reached, maths.KEY_EPOCH]}, 1000]}}
-    }
-    return {"$subtract": [2**maths.TIME_BITS - 1, seconds]}
-
-
-def _key_of(score: dict | str, tail: dict | str) -> dict:
-    """`maths.sort_key` as an aggregation expression, from the score and `_key_tail`."""
-    return {"$add": [{"$multiply": [{"$min": [score, maths.MAX_SCORE]}, 2**maths.TIME_BITS]}, tail]}
-
-
-def _key_expression(score: dict | str, reached: dict) -> dict:
-    return _key_of(score, _key_tail(reached))
-
-
 def _all_time_counting(event: SolveEvent) -> dict:
     key = maths.ALL_TIME_KEY
-    total = {"$add": [{"$ifNull": [_field(key, "sums"), 0]}, event.value]}
-    latest = {"$max": [{"$ifNull": [_field(key, "last"), event.at]}, event.at]}
+    total = {"$add": [{"$ifNull": [get_field(key, "sums"), 0]}, event.value]}
+    latest = {"$max": [{"$ifNull": [get_field(key, "last"), event.at]}, event.at]}
     return {
         "$let": {
             "vars": {"total": total, "latest": latest},
             "in": {
                 "sums": {key: "$$total"},
                 "last": {key: "$$latest"},
-                "keys": {key: _key_expression("$$total", "$$latest")},
+                "keys": {key: key_expression("$$total", "$$latest")},
             },
         }
     }
@@ -206,8 +154,8 @@ def _window_counting(window: maths.Window, event: SolveEvent, today: int) -> dic
     scores = {
         "$map": {"input": each_day, "as": "i", "in": {"$sum": {"$slice": ["$$counts", *span]}}}
     }
-    count = {"$add": [{"$ifNull": [_field(day, "days"), 0]}, event.value]}
-    latest = {"$max": [{"$ifNull": [_field(day, "last"), event.at]}, event.at]}
+    count = {"$add": [{"$ifNull": [get_field(day, "days"), 0]}, event.value]}
+    latest = {"$max": [{"$ifNull": [get_field(day, "last"), event.at]}, event.at]}
     changed = _window_changed(window, [str(d) for d in affected], keys, today)
     return {
         "$let": {
@@ -234,11 +182,11 @@ def _window_keys(
     what they read. A solve of today is the latest of every window it touches, so every key
     takes its time (worked out once); a late one takes each day's latest time in its window."""
     if event.day >= today:
-        windows["tail"] = _key_tail("$$latest")
-        return {"$map": {"input": "$$scores", "in": _key_of("$$this", "$$tail")}}
+        windows["tail"] = key_tail("$$latest")
+        return {"$map": {"input": "$$scores", "in": key_of("$$this", "$$tail")}}
     windows["times"] = [f"$$last.{d}" for d in counted]
     reached = {"$max": {"$slice": ["$$times", *span]}}
-    key = _key_expression({"$arrayElemAt": ["$$scores", "$$i"]}, reached)
+    key = key_expression({"$arrayElemAt": ["$$scores", "$$i"]}, reached)
     return {"$map": {"input": each_day, "as": "i", "in": key}}
 
 
@@ -246,17 +194,17 @@ def _window_changed(window: maths.Window, names: list[str], keys: dict, today: i
     """The fields a counted solve sets: counts (trimmed once a day to those a solve can still
     need), and the sums and keys of the days `names` merged into the kept ones."""
     return {
-        "days": _trimmed_today("$$days", counts_from(window, today)),
-        "last": _trimmed_today("$$last", counts_from(window, today)),
+        "days": trimmed_today("$$days", counts_from(window, today)),
+        "last": trimmed_today("$$last", counts_from(window, today)),
         "sums": {
             "$mergeObjects": [
-                _trimmed_today("$sums", history_from(today)),
+                trimmed_today("$sums", history_from(today)),
                 {"$arrayToObject": {"$zip": {"inputs": [names, "$$scores"]}}},
             ]
         },
         "keys": {
             "$mergeObjects": [
-                _trimmed_today("$keys", history_from(today)),
+                trimmed_today("$keys", history_from(today)),
                 {"$arrayToObject": {"$zip": {"inputs": [names, keys]}}},
             ]
         },
@@ -264,13 +212,88 @@ def _window_changed(window: maths.Window, names: list[str], keys: dict, today: i
     }
 
 
+def _streak_counting(window: maths.Window, event: SolveEvent, today: int) -> dict:
+    """A solve on a streak board (see `maths.streak_scores`): the day's first solve time, then
+    the run of solve days that now holds the day: from the first day of the run holding the day
+    before (``began``; else the day itself) to the day before the first one after it with no
+    solve, looked for up to the last day that can have one. Then the current streak of each day
+    of the run from the solve's day on and of the day after it, or, all time, the best of the
+    longest streak so far and this run (the bigger key: longer, else reached earlier). The
+    expression reads a field path a day up to that last day, as `_window_counting` does,
+    whatever the length of the run."""
+    day = str(event.day)
+    last = max(today, event.day) + 1  # no solve day after it (a judge's clock may run ahead)
+    names = [str(d) for d in range(event.day, last + 2)]
+    first = {"$min": [{"$ifNull": [get_field(day, "first"), event.at]}, event.at]}
+    # `$$run`: how many days in a row from the solve's are solve days (the first with none).
+    after_run = {"$indexOfArray": ["$$times", None]}
+    run = {"$cond": [{"$eq": [after_run, -1]}, last - event.day + 1, after_run]}
+
+    def streak_of(i: dict | str) -> tuple[dict, dict]:
+        """(the streak of the i-th day from the solve's, when it was reached): the day after
+        the run keeps the run's."""
+        j = {"$min": [i, {"$subtract": ["$$run", 1]}]}
+        length = {"$subtract": [{"$add": [j, event.day + 1]}, "$$start"]}
+        return length, {"$arrayElemAt": ["$$times", j]}
+
+    def each_day(count: dict, value: dict) -> dict:
+        """{day name: value} of the first `count` days from the solve's (`$$i` the i-th)."""
+        pair = {"k": {"$arrayElemAt": [names, "$$i"]}, "v": value}
+        days = {"$map": {"input": {"$range": [0, count]}, "as": "i", "in": pair}}
+        return {"$arrayToObject": days}
+
+    oldest = streaks_from(today)
+    changed = {
+        "first": trimmed_today("$$first", oldest),
+        "began": {"$mergeObjects": [trimmed_today("$began", oldest), each_day("$$run", "$$start")]},
+        "trimmed": today,
+    }
+    if window.is_all_time:
+        length, reached = streak_of({"$subtract": ["$$run", 1]})
+        key = maths.ALL_TIME_KEY
+        best = {"$max": [{"$ifNull": [get_field(key, "keys"), 0]}, key_expression(length, reached)]}
+        changed["sums"] = {key: {"$max": [{"$ifNull": [get_field(key, "sums"), 0]}, length]}}
+        changed["keys"] = {key: best}
+    else:
+        length, reached = streak_of("$$i")
+        days = {"$add": ["$$run", 1]}
+        history = history_from(today)
+        changed["sums"] = {
+            "$mergeObjects": [trimmed_today("$sums", history), each_day(days, length)]
+        }
+        changed["keys"] = {
+            "$mergeObjects": [
+                trimmed_today("$keys", history),
+                each_day(days, key_expression(length, reached)),
+            ]
+        }
+    return {
+        "$let": {
+            "vars": {
+                "first": {"$mergeObjects": [{"$ifNull": ["$first", {}]}, {day: first}]},
+                "start": {"$ifNull": [get_field(str(event.day - 1), "began"), event.day]},
+                "since": {"$subtract": [today, {"$ifNull": ["$trimmed", 0]}]},
+            },
+            "in": {
+                "$let": {
+                    "vars": {"times": [f"$$first.{d}" for d in range(event.day, last + 1)]},
+                    "in": {"$let": {"vars": {"run": run}, "in": changed}},
+                }
+            },
+        }
+    }
+
+
 def solve_pipeline(window: maths.Window, event: SolveEvent, today: int) -> list[dict]:
     """The one atomic update that counts `event` on a board with this window, once: an entry
     that already lists the solve's id is left exactly as it is. One stage (the embedded server
     copies the document at each stage)."""
-    counting = (
-        _all_time_counting(event) if window.is_all_time else _window_counting(window, event, today)
-    )
+    if window.streak:
+        counting = _streak_counting(window, event, today)
+    elif window.is_all_time:
+        counting = _all_time_counting(event)
+    else:
+        counting = _window_counting(window, event, today)
     applied = {"$ifNull": ["$applied", []]}
     changes = {
         "handle": event.handle,
@@ -335,7 +358,8 @@ def entries_set(programmer_id: int, documents: dict[str, dict | None]) -> None:
     for board_slug, document in documents.items():
         fields = document or {"handle": "", "groups": [], "sums": {}, "keys": {}}
         fields = {name: value for name, value in fields.items() if name not in ("_id", "rev")}
-        unset = {name: "" for name in ("days", "last") if name not in fields}
+        kept = ("days", "last", "first", "began")  # what a solve adds to (none off the board)
+        unset = {name: "" for name in kept if name not in fields}
         update = {"$set": fields, "$inc": {"rev": 1}, **({"$unset": unset} if unset else {})}
         entries(board_slug).update_one({"_id": programmer_id}, update, upsert=True)
 

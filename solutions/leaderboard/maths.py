@@ -19,6 +19,9 @@ better scores), and inside a tie whoever reached the score earlier is listed fir
 handle. To let one index serve both the order and keyset pagination, each entry also keeps a
 **sort key** per day that packs the score and the time it was reached into one int64:
 ``score << 32 | (2**32 - 1 - seconds since 2020)``. A bigger key is a better place.
+
+Streak boards (see `streak_scores`) rank by the current streak of consecutive solve days instead
+of a sum, forward-dated the same way, or all time by the longest streak.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ EPOCH = dt.date(1970, 1, 1)
 KEY_EPOCH = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
 TIME_BITS = 32
 MAX_SCORE = 2**30 - 1  # keeps score << 32 inside a signed int64
+# A streak on day D is known on D for D and D+1 (alive until the end of the next day); on D+2 it
+# is 0 unless they solve: a streak board's day is forward-dated this many days.
+STREAK_DAYS = 2
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,9 @@ class Window:
 
     kind: str
     days: int = 7
+    # The score is a streak of solve days, not a sum: the current streak of each day (a rolling
+    # window of STREAK_DAYS: the days a solve's streak is known ahead), or all time the longest.
+    streak: bool = False
 
     def start(self, day: int) -> int:
         """The first epoch day counted by the board of `day`."""
@@ -154,3 +163,62 @@ def percentile(rank: int, total: int) -> float:
     if total <= 0:
         return 0.0
     return round(100.0 * (total - rank + 1) / total, 1)
+
+
+# --- streaks ------------------------------------------------------------------------------------
+
+
+def streak_window(*, all_time: bool) -> Window:
+    """The window of a streak board: the current streak of each day, or the longest ever."""
+    return Window(ALL_TIME, streak=True) if all_time else Window(ROLLING, STREAK_DAYS, streak=True)
+
+
+def streak_starts(days: Iterable[int]) -> dict[int, int]:
+    """{solve day: the first day of the run of consecutive solve days that holds it}."""
+    starts: dict[int, int] = {}
+    for day in sorted(days):
+        starts[day] = starts.get(day - 1, day)
+    return starts
+
+
+def streak_scores(first: Mapping[int, dt.datetime]) -> dict[int, tuple[int, dt.datetime]]:
+    """{day: (current streak on that day, when that length was reached)} of every day with a
+    streak, from `first`: {solve day: the time of its first counted solve}.
+
+    The definitions are `streaks`' (brute force, the tests compare): the current streak on day D
+    is the number of consecutive solve days ending at D, or at D-1 when D is not a solve day
+    (alive until the end of the next day), 0 when neither is (not listed here). Solve days come
+    one after another, so a run of them reached its length on the first solve of its last day:
+    that time is the tie-break (`sort_key`), the same for D and for D+1 when D+1 only keeps the
+    run alive. A later first solve of a day cannot come earlier than its day, so a late solve
+    that joins two runs makes the joined one reached on the first solve of its last day too.
+
+    What an entry must keep to recompute these exactly as solves arrive, however long a streak
+    runs (years): a solve is accepted at most LEADERBOARD_MAX_LATE_DAYS late, and a solve on day
+    d changes only the days from d to the day after the end of the run that then holds d (days
+    before d do not look at it, and the day after that is 0 as before, or the start of another
+    run, which does not look back). Those days are known from the solve days from d-1 on, with
+    their first times, and the first day of the run holding d-1 (`streak_starts`): so an entry
+    keeps, for each solve day from LEADERBOARD_MAX_LATE_DAYS (and a little) before today, its
+    first time and its run's first day, and nothing older: at most that many days, whatever the
+    length of the streak. The scores of past days are kept like any board's final days.
+    """
+    starts = streak_starts(first)
+    scores: dict[int, tuple[int, dt.datetime]] = {}
+    for day, start in starts.items():
+        scores[day] = (day - start + 1, first[day])
+        if day + 1 not in starts:  # the day after a run keeps it alive
+            scores[day + 1] = scores[day]
+    return scores
+
+
+def longest_streak_score(first: Mapping[int, dt.datetime]) -> tuple[int, dt.datetime] | None:
+    """(the longest streak ever, when it was first reached) from `first` ({solve day: its first
+    solve time}), None without solve days. Of several runs of that length, the one that reached
+    it first counts (the earliest first solve of their last days). An entry keeps this best,
+    and a solve compares it with the run that then holds its day: a run only grows, and at the
+    same length its time only comes earlier, so the best of those is the best of the runs as
+    they are now."""
+    starts = streak_starts(first)
+    best = min(((start - day - 1, first[day]) for day, start in starts.items()), default=None)
+    return None if best is None else (-best[0], best[1])

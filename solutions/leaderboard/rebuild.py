@@ -52,8 +52,10 @@ def entry_from_solves(
     every day still kept."""
     if not solves:
         return None
-    daily, latest = _daily(value_of, solves, time_zone)
     document = {"_id": who.programmer_id, "handle": who.handle, "groups": list(who.groups)}
+    if window.streak:
+        return document | _streak_fields(window, solves, today, time_zone)
+    daily, latest = _daily(value_of, solves, time_zone)
     if window.is_all_time:
         key = maths.ALL_TIME_KEY
         total, reached = sum(daily.values()), max(latest.values())
@@ -77,6 +79,31 @@ def _daily(
         daily[day] += value_of(solve["points"])
         latest[day] = max(latest.get(day, solve["solved_at"]), solve["solved_at"])
     return daily, latest
+
+
+def _streak_fields(window: maths.Window, solves: list[dict], today: int, time_zone: str) -> dict:
+    """A streak board's entry (see `maths.streak_scores`): the recent solve days' first times
+    and the first days of their runs, and each kept day's current streak (all time: the
+    longest)."""
+    first: dict[int, dt.datetime] = {}
+    for solve in solves:
+        day = maths.epoch_day(solve["solved_at"], time_zone)
+        first[day] = min(first.get(day, solve["solved_at"]), solve["solved_at"])
+    oldest_run = entries.streaks_from(today)
+    fields = {
+        "first": {str(d): t for d, t in first.items() if d >= oldest_run},
+        "began": {str(d): s for d, s in maths.streak_starts(first).items() if d >= oldest_run},
+    }
+    if window.is_all_time:
+        key = maths.ALL_TIME_KEY
+        length, reached = maths.longest_streak_score(first)
+        return fields | {"sums": {key: length}, "keys": {key: maths.sort_key(length, reached)}}
+    oldest_kept = entries.history_from(today)
+    scores = {d: score for d, score in maths.streak_scores(first).items() if d >= oldest_kept}
+    return fields | {
+        "sums": {str(d): length for d, (length, _) in scores.items()},
+        "keys": {str(d): maths.sort_key(*score) for d, score in scores.items()},
+    }
 
 
 def _window_fields(
