@@ -44,12 +44,14 @@ HEARTBEAT_MS = 1000
 
 _client: MongoClient | None = None
 _client_pid: int | None = None
+_client_made = False  # whether `_client` is this module's own, not one given to `set_client`
+_patient = False  # see `patient_commands`
 _lock = threading.Lock()
 
 
 def get_client() -> MongoClient:
     """The process's client, made on first use (pymongo is not fork-safe: never at import time)."""
-    global _client, _client_pid
+    global _client, _client_pid, _client_made
     with _lock:
         if _client is None or _client_pid != os.getpid():
             _client = MongoClient(
@@ -58,24 +60,38 @@ def get_client() -> MongoClient:
                 connect=False,
                 serverSelectionTimeoutMS=settings.MONGODB_SERVER_TIMEOUT_MS,
                 connectTimeoutMS=settings.MONGODB_SERVER_TIMEOUT_MS,
-                socketTimeoutMS=settings.MONGODB_SOCKET_TIMEOUT_MS,
+                socketTimeoutMS=None if _patient else settings.MONGODB_SOCKET_TIMEOUT_MS,
                 # A write that lost its connection fails (503) instead of being sent again:
                 # sent again, it could reach a restarted server that lost what the request
                 # wrote before it (see `one_server_life`).
                 retryWrites=False,
                 heartbeatFrequencyMS=HEARTBEAT_MS,
             )
-            _client_pid = os.getpid()
+            _client_pid, _client_made = os.getpid(), True
             _indexes_ready.clear()
         return _client
 
 
 def set_client(client: MongoClient | None) -> None:
     """Use another client (tests point this at the embedded server or mongomock)."""
-    global _client, _client_pid
+    global _client, _client_pid, _client_made
     with _lock:
         _client, _client_pid = client, (os.getpid() if client is not None else None)
+        _client_made = False
         _indexes_ready.clear()
+
+
+def patient_commands() -> None:
+    """For the rest of a bulk command's process, wait for each MongoDB command however long it
+    takes, instead of failing after MONGODB_SOCKET_TIMEOUT_MS (which keeps requests answering
+    503 within seconds): two million solves into an import, the embedded server held a 5,000-solve
+    insert past 20 s. A client given to `set_client` (the tests') is left as it is."""
+    global _client, _patient
+    with _lock:
+        _patient = True
+        if _client is not None and _client_made:
+            _client.close()
+            _client = None
 
 
 # How long a clean-up after a failure may take: see `cleanup`.
@@ -177,12 +193,46 @@ def requests() -> Collection:
     return get_db()["requests"]
 
 
+def import_ids() -> Collection:
+    """The ids of the lines `import_solves` logged (``{_id: "import:<id>", body_hash, counted}``),
+    kept for good: a file imported again a year later still changes nothing. Not in `requests`,
+    whose expiry the embedded server enforces by reading every one of its documents each minute
+    under its global lock (minutes at a million programmers' history)."""
+    return get_db()["import_ids"]
+
+
 def problem_stats() -> Collection:
     return get_db()["problem_stats"]
 
 
 def board_versions() -> Collection:
     return get_db()["board_versions"]
+
+
+# `$in` on `_id` read in pieces of this many: the embedded server checks every document it finds
+# against the whole list, so one read of n ids that all exist costs n² (5,000 took 25 s, 100 at a
+# time 1 s); ids that do not exist cost almost nothing either way.
+IDS_PER_READ = 100
+
+
+def find_by_ids(collection: Collection, ids: list, projection: dict | None = None) -> Iterator:
+    """The documents of `collection` with these `_id`s (those that exist), read in pieces."""
+    for start in range(0, len(ids), IDS_PER_READ):
+        yield from collection.find({"_id": {"$in": ids[start : start + IDS_PER_READ]}}, projection)
+
+
+def find_all_by_ranges(
+    collection: Collection, field: str, known: list, projection: dict, per_read: int = 1_000
+) -> Iterator:
+    """Every document of `collection`, read a range of the indexed `field` at a time: the ranges
+    hold about `per_read` of the `known` values (sorted) each, and together every value, known or
+    not. The embedded server reads the whole of one read before its first answer: 3 million
+    solves at once are past a minute, and the socket timeout."""
+    start: dict = {}
+    for end in known[per_read::per_read]:
+        yield from collection.find({field: {**start, "$lt": end}}, projection)
+        start = {"$gte": end}
+    yield from collection.find({field: start} if start else {}, projection)
 
 
 def fixed_indexes() -> dict[str, list[IndexModel]]:
@@ -272,6 +322,33 @@ def indexes_ensure() -> list[str]:
 def index_is_essential(model: IndexModel) -> bool:
     """Whether correctness rests on the index: a unique key, or an expiry."""
     return bool(model.document.get("unique")) or "expireAfterSeconds" in model.document
+
+
+def indexes_set_aside(collection: Collection) -> list[IndexModel]:
+    """Drop the collection's indexes that correctness does not rest on, and return them to be
+    made again (`collection.create_indexes`) after a bulk load: the embedded server's cost of
+    each document written grows with every index, and it builds an index over a whole
+    collection in a fraction of that. One left dropped by a crash comes back with
+    `manage.py mongo_indexes` (the web process runs it at each start)."""
+    aside = []
+    for info in collection.list_indexes():
+        options = {k: v for k, v in info.items() if k not in ("key", "v", "ns")}
+        model = IndexModel(list(info["key"].items()), **options)
+        if info["name"] != "_id_" and not index_is_essential(model):
+            aside.append(model)
+    for model in aside:
+        collection.drop_index(model.document["name"])
+    return aside
+
+
+INDEX_BUILD_SECONDS = 3600  # over millions of documents the embedded server takes minutes
+
+
+def indexes_restore(collection: Collection, models: list[IndexModel]) -> None:
+    """Make again the indexes `indexes_set_aside` returned, however long it takes."""
+    if models:
+        with pymongo.timeout(INDEX_BUILD_SECONDS):
+            collection.create_indexes(models)
 
 
 def _indexes_apply(db: Database, declared: dict[str, list[IndexModel]]) -> list[str]:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from bson import ObjectId
@@ -233,29 +233,41 @@ def _stats_from_log(solves: Iterable[dict], off_boards: set[int]) -> dict[str, d
     }
 
 
-def stats_rebuild(*, off_boards: set[int]) -> int:
+def stats_rebuild(*, off_boards: set[int], programmer_ids: list[int] | None = None) -> int:
     """Recompute every problem's document from the `solves` log (a scan: a rebuild-time tool,
     run while no solves arrive, like a board rebuild), leaving out the programmers
-    `off_boards`, and mark every solve as counted or not to match. Returns how many problems
-    have solvers."""
-    solves = mongo.solves().find({}, {"programmer_id": 1, "problem": 1, "solved_at": 1})
-    documents = _stats_from_log(solves, off_boards)
+    `off_boards`, and mark every solve as counted or not to match. `programmer_ids`, those
+    known in order, only set how the log is read (a range of them at a time). Returns how many
+    problems have solvers."""
+    fields = ("programmer_id", "problem", "solved_at", "problem_counted", "problem_move")
+    solves = mongo.find_all_by_ranges(
+        mongo.solves(), "programmer_id", programmer_ids or [], dict.fromkeys(fields, 1)
+    )
+    to_mark: dict[bool, list] = {True: [], False: []}
+    documents = _stats_from_log(_marks_checked(solves, off_boards, to_mark), off_boards)
     mongo.problem_stats().delete_many({})
     if documents:
         mongo.problem_stats().insert_many(list(documents.values()))
     done = {"$unset": {"problem_move": "", "problem_move_at": ""}}
-    hidden = sorted(off_boards)
-    # Only the solves whose mark is wrong or whose move is open are written: the bulk loads log
-    # theirs already marked, and writing every solve of a large log takes minutes.
-    for counted, whose in ((True, {"$nin": hidden}), (False, {"$in": hidden})):
-        mongo.solves().update_many(
-            {
-                "programmer_id": whose,
-                "$or": [
-                    {"problem_counted": {"$ne": counted}},
-                    {"problem_move": {"$exists": True}},
-                ],
-            },
-            {**done, "$set": {"problem_counted": counted}},
-        )
+    # Only the solves whose mark is wrong or whose move is open are written, found on the way:
+    # the bulk loads log theirs already marked, and writing (or even matching on the server)
+    # every solve of a large log takes minutes.
+    for counted, ids in to_mark.items():
+        for start in range(0, len(ids), mongo.IDS_PER_READ):
+            mongo.solves().update_many(
+                {"_id": {"$in": ids[start : start + mongo.IDS_PER_READ]}},
+                {**done, "$set": {"problem_counted": counted}},
+            )
     return len(documents)
+
+
+def _marks_checked(
+    solves: Iterable[dict], off_boards: set[int], to_mark: dict[bool, list]
+) -> Iterator[dict]:
+    """The solves, noting in `to_mark` ({counted: [solve id]}) those whose mark is not what
+    `off_boards` says or whose move is open."""
+    for solve in solves:
+        counted = solve["programmer_id"] not in off_boards
+        if solve.get("problem_counted") != counted or "problem_move" in solve:
+            to_mark[counted].append(solve["_id"])
+        yield solve

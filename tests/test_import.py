@@ -1,6 +1,7 @@
 """`manage.py import_solves PATH`: a community's history in JSON Lines. Bad lines are reported by
 number and skipped, unknown handles and problems are registered, old solves count (history is old
-by nature), a second run changes nothing, and the boards show exactly what the log says."""
+by nature), a second run changes nothing, and the boards show exactly what the log says. On a
+terminal each step shows a progress bar; `-v 2` lists how long each step took."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from solutions import selectors
+from solutions import mongo, selectors
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
 
@@ -93,3 +94,66 @@ def test_an_id_sent_again_with_another_body_is_refused(mongodb, now, history, tm
     assert "imported 0, already present 0, rejected 1" in out
     assert "id h1: used before with another body" in err
     assert not Problem.objects.filter(slug="other").exists()
+
+
+def test_a_run_stopped_before_its_ids_were_claimed_counts_nothing_twice(mongodb, now, history):
+    run(history)
+    week = Board.objects.get(slug="last-7-days")
+    before = selectors.board_page(board=week).rows
+    mongodb["import_ids"].delete_many({})  # as if it stopped between the solves and their ids
+    out, _err = run(history)
+    assert "imported 0, already present 5, rejected 4" in out
+    assert selectors.board_page(board=week).rows == before
+
+
+def test_an_import_into_a_new_site_leaves_every_index_in_place(mongodb, now, history):
+    """The log's secondary indexes and the boards' wildcard ones are set aside during the bulk
+    load and made again after it."""
+    collections = ("solves", "entries.last-7-days", "entries.all-time")
+
+    def indexes() -> dict[str, list[str]]:
+        return {name: sorted(mongodb[name].index_information()) for name in collections}
+
+    before = indexes()
+    assert "solved_at_1" in before["solves"] and "keys_wildcard" in before["entries.all-time"]
+    run(history)
+    assert indexes() == before
+
+
+class Terminal(StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_shows_each_step_with_a_progress_bar(mongodb, now, history, capsys):
+    out, err = Terminal(), StringIO()
+    call_command("import_solves", str(history), stdout=out, stderr=err)
+    bars = capsys.readouterr().out
+    for step in ("lines", "9 lines", "entries", "orders of last-7-days", "solver counts"):
+        assert step in bars
+    assert "100%" in bars
+    assert "line 7: not valid JSON" in err.getvalue()
+    assert "imported 4, already present 1, rejected 4" in out.getvalue()
+
+
+def test_a_file_gets_no_bar_and_verbosity_2_lists_how_long_each_step_took(
+    mongodb, now, history, capsys
+):
+    out = StringIO()
+    call_command("import_solves", str(history), stdout=out, stderr=StringIO(), verbosity=2)
+    assert capsys.readouterr().out == ""
+    listed = out.getvalue()
+    assert "imported 4, already present 1, rejected 4" in listed
+    for step in ("lines: ", "(9 lines, ", "entries: ", "orders of all-time: ", "solver counts: "):
+        assert step in listed
+
+
+def test_a_collection_read_by_ranges_gives_every_document_once(mongodb):
+    """Bulk reads go a range at a time (the embedded server reads a whole read before its first
+    answer); values outside the known ones, below them, between them and past them, count too."""
+    values = [-5, 0, 1, 2, 499, 500, 501, 777, 1_000, 1_001, 2_500, 10**12]
+    mongodb["things"].insert_many([{"_id": n} for n in values])
+    known = list(range(1, 1_001))
+    found = mongo.find_all_by_ranges(mongodb["things"], "_id", known, {"_id": 1}, per_read=250)
+    assert sorted(doc["_id"] for doc in found) == values
+    assert [doc["_id"] for doc in mongo.find_by_ids(mongodb["things"], [2, 3, 777])] == [2, 777]

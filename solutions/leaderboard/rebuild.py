@@ -17,12 +17,14 @@ import datetime as dt
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pymongo import InsertOne, ReplaceOne
 from pymongo.collection import Collection
 
+from .. import mongo
 from . import applier, entries, groups, maths, moving, orders, sets
 
 BATCH = 1_000
@@ -81,6 +83,31 @@ def _daily(
     return daily, latest
 
 
+def _window_fields(
+    window: maths.Window, daily: dict[int, int], latest: dict[int, dt.datetime], today: int
+) -> dict:
+    """The counts, sums and keys of a windowed board's entry, for the days still kept: each
+    board day's window found once, its score and the time it was reached in one walk over the
+    solve days (`maths.window_sums` and `maths.reached_at` at once: a million entries of three
+    boards spend minutes here)."""
+    oldest_kept = entries.history_from(today)
+    board_days = sorted({d for day in daily for d in window.affected_days(day) if d >= oldest_kept})
+    solve_days = sorted(daily)
+    sums, keys = {}, {}
+    for day in board_days:
+        start = window.start(day)
+        inside = [d for d in solve_days if start <= d <= day]
+        sums[str(day)] = score = sum(daily[d] for d in inside)
+        keys[str(day)] = maths.sort_key(score, max(latest[d] for d in inside))
+    oldest_count = entries.counts_from(window, today)
+    return {
+        "days": {str(d): n for d, n in daily.items() if d >= oldest_count},
+        "last": {str(d): t for d, t in latest.items() if d >= oldest_count},
+        "sums": sums,
+        "keys": keys,
+    }
+
+
 def _streak_fields(window: maths.Window, solves: list[dict], today: int, time_zone: str) -> dict:
     """A streak board's entry (see `maths.streak_scores`): the recent solve days' first times
     and the first days of their runs, and each kept day's current streak (all time: the
@@ -106,24 +133,6 @@ def _streak_fields(window: maths.Window, solves: list[dict], today: int, time_zo
     }
 
 
-def _window_fields(
-    window: maths.Window, daily: dict[int, int], latest: dict[int, dt.datetime], today: int
-) -> dict:
-    """The counts, sums and keys of a windowed board's entry, for the days still kept."""
-    oldest_kept = entries.history_from(today)
-    board_days = sorted({d for day in daily for d in window.affected_days(day) if d >= oldest_kept})
-    sums = maths.window_sums(daily, window, board_days)
-    oldest_count = entries.counts_from(window, today)
-    return {
-        "days": {str(d): n for d, n in daily.items() if d >= oldest_count},
-        "last": {str(d): t for d, t in latest.items() if d >= oldest_count},
-        "sums": {str(d): s for d, s in sums.items()},
-        "keys": {
-            str(d): maths.sort_key(s, maths.reached_at(latest, window, d)) for d, s in sums.items()
-        },
-    }
-
-
 def comparable(entry: dict) -> dict:
     """An entry without the engine's bookkeeping, to compare with what a rebuild computes."""
     return {k: v for k, v in entry.items() if k not in ("applied", "placed", "rev", "trimmed")}
@@ -139,48 +148,99 @@ class RebuildReport:
     changed_ids: list[int] = field(default_factory=list)
 
 
+class Progress:
+    """Told how far a long build is: this one does nothing; the import's progress bar is one."""
+
+    def phase(self, name: str, total: int | None = None, unit: str = "") -> None:
+        """A new step begins, of `total` things (`unit`) to do when known."""
+
+    def advance(self, count: int = 1) -> None:
+        """`count` more things of the step done."""
+
+
+QUIET = Progress()
+
+
 def board_rebuild(
     board_slug: str, computed: Iterable[tuple[dict, list[str]]], today: int, dry_run: bool
 ) -> RebuildReport:
     """Make a board's stored entries and orders those computed from the log (`computed`: each
     entry with the ids of its solves, streamed); a dry run only reports what would change."""
-    report = RebuildReport(board=board_slug)
-    writer = _EntryWriter(entries.entries(board_slug), report, dry_run)
-    with tempfile.TemporaryDirectory(prefix="orders-") as scratch:
-        spill = _Spill(board_slug, entries.history_from(today), Path(scratch))
-        for document, solve_ids in computed:
-            # The latest solves' ids, so a late retry of one of them still counts nothing; and
-            # what the orders hold once they are built from these entries below.
-            document["applied"] = sorted(solve_ids)[-entries.APPLIED_KEPT :]
-            document["placed"] = entries.placement(document)
-            spill.add(document)
-            writer.add(document)
-        writer.flush()
+    build = BoardBuild(board_slug, today, dry_run)
+    for document, solve_ids in computed:
+        build.add(document, solve_ids)
+    return build.finish()
+
+
+class BoardBuild:
+    """One board's rebuild, given its computed entries one at a time (`add`), then finished:
+    one pass over the log can feed every board at once."""
+
+    def __init__(self, board_slug: str, today: int, dry_run: bool) -> None:
+        self.board_slug, self.dry_run = board_slug, dry_run
+        self.report = RebuildReport(board=board_slug)
+        self._writer = _EntryWriter(entries.entries(board_slug), self.report, dry_run)
+        self._scratch = tempfile.TemporaryDirectory(prefix="orders-")
+        self._spill = _Spill(board_slug, entries.history_from(today), Path(self._scratch.name))
+
+    def add(self, document: dict, solve_ids: list[str]) -> None:
+        """A programmer's entry computed from the log, with the ids of its solves."""
+        # The latest solves' ids, so a late retry of one of them still counts nothing; and
+        # what the orders hold once they are built from these entries below.
+        document["applied"] = sorted(solve_ids)[-entries.APPLIED_KEPT :]
+        document["placed"] = entries.placement(document)
+        self._spill.add(document)
+        self._writer.add(document)
+
+    def finish(self, progress: Progress = QUIET) -> RebuildReport:
+        """Write the rest of the entries, remove those the log no longer has, then the orders
+        (`progress` is told of each order)."""
+        try:
+            return self._finish(progress)
+        finally:
+            self._scratch.cleanup()
+
+    def _finish(self, progress: Progress) -> RebuildReport:
+        report, writer = self.report, self._writer
+        if writer.indexes:
+            progress.phase(f"indexes of {self.board_slug}")
+        writer.finish()
         report.entries = len(writer.seen)
         report.changed_ids.sort()
         report.changed = len(report.changed_ids)
         stale = writer.stale()
         report.removed = len(stale)
-        if dry_run:
+        if self.dry_run:
             return report
-        for start in range(0, len(stale), BATCH):
-            writer.collection.delete_many({"_id": {"$in": stale[start : start + BATCH]}})
-        orders.group_names_write(spill.scopes)
-        ranked = Path(scratch) / "ranklists"  # files of their own: each spill numbers its files
+        for start in range(0, len(stale), mongo.IDS_PER_READ):
+            writer.collection.delete_many(
+                {"_id": {"$in": stale[start : start + mongo.IDS_PER_READ]}}
+            )
+        orders.group_names_write(self._spill.scopes)
+        ranked = Path(self._scratch.name) / "ranklists"  # each spill numbers its files from 0
         ranked.mkdir()
-        report.orders = _orders_build(board_slug, spill, _Spill(board_slug, 0, ranked))
-    return report
+        ranklists = _Spill(self.board_slug, 0, ranked)
+        report.orders = _orders_build(self.board_slug, self._spill, ranklists, progress)
+        return report
 
 
 class _EntryWriter:
     """Writes the computed entries that differ from the stored ones, a batch at a time, and
-    notes them in the report (a dry run only notes them)."""
+    notes them in the report (a dry run only notes them).
+
+    Each batch is written by a thread of its own while the next one is computed (one write in
+    flight). Into an empty collection (a first build, an import into a new site) the entries are
+    written without the wildcard indexes, made again once they are all in
+    (`mongo.indexes_set_aside`); nothing on a request path reads them."""
 
     def __init__(self, collection: Collection, report: RebuildReport, dry_run: bool) -> None:
         self.collection, self.report, self.dry_run = collection, report, dry_run
         self.was_empty = collection.estimated_document_count() == 0
         self.seen: set[int] = set()
         self.batch: list[dict] = []
+        self.indexes = mongo.indexes_set_aside(collection) if self.was_empty and not dry_run else []
+        self._writing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="entries")
+        self._written: Future | None = None
 
     def add(self, document: dict) -> None:
         self.seen.add(document["_id"])
@@ -192,36 +252,52 @@ class _EntryWriter:
         if not self.batch:
             return
         ids = [doc["_id"] for doc in self.batch]
-        found = [] if self.was_empty else self.collection.find({"_id": {"$in": ids}})
+        found = [] if self.was_empty else mongo.find_by_ids(self.collection, ids)
         current = {doc["_id"]: comparable(doc) for doc in found}
         changed = [doc for doc in self.batch if current.get(doc["_id"]) != comparable(doc)]
         self.report.changed_ids += [doc["_id"] for doc in changed]
         if changed and not self.dry_run:
-            self.collection.bulk_write(
-                [
-                    ReplaceOne({"_id": doc["_id"]}, doc)
-                    if doc["_id"] in current
-                    else InsertOne(doc)
-                    for doc in changed
-                ],
-                ordered=False,
-            )
-        self.batch.clear()
+            writes = [
+                ReplaceOne({"_id": doc["_id"]}, doc) if doc["_id"] in current else InsertOne(doc)
+                for doc in changed
+            ]
+            self._wait()
+            self._written = self._writing.submit(self.collection.bulk_write, writes, ordered=False)
+        self.batch = []
+
+    def _wait(self) -> None:
+        """Until the write in flight is done (raising what it raised)."""
+        if self._written is not None:
+            written, self._written = self._written, None
+            written.result()
+
+    def finish(self) -> None:
+        """Write the last batch, wait for every write, then make the indexes dropped again."""
+        try:
+            self.flush()
+            self._wait()
+        finally:
+            self._writing.shutdown()
+        mongo.indexes_restore(self.collection, self.indexes)
 
     def stale(self) -> list[int]:
         """The stored entries of programmers the log no longer puts on the board (a scan: a
         rebuild's tool)."""
         if self.was_empty:
             return []
-        stored = (doc["_id"] for doc in self.collection.find({}, {"_id": 1}))
-        return [pid for pid in stored if pid not in self.seen]
+        found = mongo.find_all_by_ranges(self.collection, "_id", sorted(self.seen), {"_id": 1})
+        return [doc["_id"] for doc in found if doc["_id"] not in self.seen]
 
 
-def _orders_build(board_slug: str, spill: _Spill, ranklists: _Spill) -> int:
+def _orders_build(
+    board_slug: str, spill: _Spill, ranklists: _Spill, progress: Progress = QUIET
+) -> int:
     """Replace a board's orders with those of the spilled records, each order sorted on its own
     and cut into half-full sets, written in batches; then the ranklists of the groups' orders.
     Returns how many orders were written."""
     orders.orders_forget(board_slug)
+    files = spill.files()
+    progress.phase(f"orders of {board_slug}", len(files), "orders")
 
     def ranked(order: str, manifest: sets.Manifest) -> None:
         day_key, scope = spill.places[order]
@@ -231,29 +307,32 @@ def _orders_build(board_slug: str, spill: _Spill, ranklists: _Spill) -> int:
                 orders.order_id(board_slug, day_key, groups.ranklist_scope(kind)), record
             )
 
-    written = _orders_sort_and_write(spill.files(), ranked)
+    written = _orders_sort_and_write(files, ranked, progress)
     written += _orders_sort_and_write(ranklists.files())
     applier.pending_clear(board_slug)
     return written
 
 
 def _orders_sort_and_write(
-    files: dict[str, Path], built_one: Callable[[str, sets.Manifest], object] = lambda *_: None
+    files: dict[str, Path],
+    built_one: Callable[[str, sets.Manifest], object] = lambda *_: None,
+    progress: Progress = QUIET,
 ) -> int:
     """Each order of these files sorted and cut into sets, written a few MB at a time; `built_one`
     is told of each order built."""
     built: dict = {}
+    size = 0
     for order, path in files.items():
         records = sets.records_of(path.read_bytes())
         records.sort()
         built[order] = moving.sets_build(records)
         built_one(order, built[order][0])
-        if (
-            sum(len(blob) for _m, r in built.values() for _v, blob in r.written.values())
-            > WRITE_BYTES
-        ):
+        size += sum(len(blob) for _v, blob in built[order][1].written.values())
+        if size > WRITE_BYTES:
             orders.orders_write(built)
             built.clear()
+            size = 0
+        progress.advance()
     orders.orders_write(built)
     return len(files)
 
