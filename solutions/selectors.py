@@ -269,20 +269,6 @@ def _forecast_days(board: Board, days: int) -> list[int]:
     return [now_day + offset for offset in range(1, min(days, board.spec.span) + 1)]
 
 
-def programmer_forecast(
-    *, board: Board, programmer: Programmer, days: int | None = None
-) -> list[tuple[dt.date, int]]:
-    """The scores of the coming days if the programmer solves nothing more (rolling and calendar
-    boards: straight from the forward-dated sums)."""
-    if board.spec.is_all_time:
-        return []
-    now_day = today()
-    horizon = days or board.spec.span
-    wanted = [now_day + offset for offset in range(1, horizon + 1)]
-    entry = entries.entry_read(board.slug, programmer.pk, [str(d) for d in wanted])
-    return [(leaderboard.day_to_date(d), entries.entry_sum(entry, str(d))) for d in wanted]
-
-
 def programmer_solved_problems(*, programmer: Programmer) -> list[dict]:
     """The problems a programmer solved, newest first."""
     return list(

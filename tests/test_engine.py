@@ -63,7 +63,9 @@ def test_solves_give_the_article_scores_today_and_as_forecast(mongodb, boards, a
                 assert solve_on(alice, next(problems), at_noon(VECTOR_TODAY - age))
         board = boards["last-7-days"]
         assert [score(board, alice, VECTOR_TODAY + i) for i in range(7)] == VECTOR_SCORES
-        forecast = selectors.programmer_forecast(board=board, programmer=alice, days=6)
+        forecast = selectors.programmer_around(
+            board=board, programmer=alice, around=0, forecast_days=6
+        ).forecast
         assert [points for _, points in forecast] == VECTOR_SCORES[1:]
         assert score(boards["all-time"], alice, VECTOR_TODAY) == 18
 
@@ -306,7 +308,9 @@ def test_months_start_at_midnight_of_the_first_in_the_leaderboard_time_zone(
         solve_on(bob, problem, dt.datetime(2020, 1, 31, 18, 0, tzinfo=dt.UTC))  # 1 Feb 00:00
         assert handles_on(month) == ["bob"]
         assert handles_on(month, dt.date(2020, 1, 31)) == ["Alice"]  # January's final board
-        forecast = selectors.programmer_forecast(board=month, programmer=bob, days=29)
+        forecast = selectors.programmer_around(
+            board=month, programmer=bob, around=0, forecast_days=29
+        ).forecast
         assert [score for _, score in forecast] == [1] * 28 + [0]  # February 2020 has 29 days
 
 

@@ -18,6 +18,22 @@ def member(rng: random.Random, pid: int) -> bytes:
     return sets.Member(maths.sort_key(rng.randrange(1, 6), reached), f"coder{pid}", pid).record()
 
 
+def journal_pairs(rng: random.Random, held: dict[int, bytes], make, *, ids: int, moving: int):
+    """Some programmers leave, some move to another score, some arrive: one (gone, came) pair
+    each, and {programmer id: record} as the pairs leave the board."""
+    pairs, now = [], dict(held)
+    for pid in rng.sample(range(ids), moving):
+        gone = held.get(pid)
+        came = None if rng.random() < 0.25 else make(rng, pid)
+        if gone is None and came is None:
+            continue
+        pairs.append((gone, came))
+        now.pop(pid, None)
+        if came is not None:
+            now[pid] = came
+    return pairs, now
+
+
 def listing(manifest: sets.Manifest, stored: dict[int, bytes]) -> list[bytes]:
     """What a reader gets set after set: the written records without the departures, with the
     arrivals (as `reading._records` reads them)."""
@@ -37,17 +53,7 @@ def test_a_journal_laid_over_a_manifest_lists_what_the_moves_make(seed):
     held = {pid: member(rng, pid) for pid in range(rng.randrange(0, 60))}
     manifest, rewrite = moving.sets_build(sorted(held.values()), fill=rng.choice([2, 5, 16]))
     stored = {set_id: blob for set_id, (_v, blob) in rewrite.written.items()}
-    # Some programmers leave, some move to another score, some arrive: one pair each.
-    pairs, now = [], dict(held)
-    for pid in rng.sample(range(80), 30):
-        gone = held.get(pid)
-        came = None if rng.random() < 0.25 else member(rng, pid)
-        if gone is None and came is None:
-            continue
-        pairs.append((gone, came))
-        now.pop(pid, None)
-        if came is not None:
-            now[pid] = came
+    pairs, now = journal_pairs(rng, held, member, ids=80, moving=30)
     # A reader asks for the sets' lengths and last members (a page), or the histogram only.
     page = sets.Manifest(
         version=manifest.version,

@@ -264,7 +264,9 @@ def test_a_streak_shows_the_next_day_with_no_solve_and_is_off_the_day_after(
         assert listed(current, TODAY) == [(1, "Alice", 3), (2, "bob", 1)]
         assert listed(current, TODAY + 1) == [(1, "Alice", 3)]  # known today
         assert listed(current, TODAY + 2) == []
-        forecast = selectors.programmer_forecast(board=current, programmer=alice)
+        forecast = selectors.programmer_around(
+            board=current, programmer=alice, around=0, forecast_days=current.spec.span
+        ).forecast
         assert [score for _, score in forecast] == [3, 0]
     # Nobody solves and nothing runs at midnight: the next day's board is already there.
     with time_machine.travel(at(TODAY + 1, 0, 1), tick=False):

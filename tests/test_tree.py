@@ -14,6 +14,7 @@ from collections import Counter
 import pytest
 
 from solutions.leaderboard import maths, moving, orders, sets, tree
+from tests.test_sets import journal_pairs
 
 
 @pytest.fixture(autouse=True)
@@ -141,15 +142,7 @@ def test_a_journal_laid_level_by_level_lists_what_the_moves_make(seed):
     rng = random.Random(seed)
     held = {pid: record(rng, pid) for pid in range(rng.randrange(40, 140))}
     order = Order(list(held.values()), fill=4)
-    pairs, now = [], dict(held)
-    for pid in rng.sample(range(160), 40):
-        gone, came = held.get(pid), None if rng.random() < 0.25 else record(rng, pid)
-        if gone is None and came is None:
-            continue
-        pairs.append((gone, came))
-        now.pop(pid, None)
-        if came is not None:
-            now[pid] = came
+    pairs, now = journal_pairs(rng, held, record, ids=160, moving=40)
     expected = sorted(now.values())
     root = copy.deepcopy(order.root)
     root.journal_lay(pairs)

@@ -247,11 +247,7 @@ def page_read(order: Order, offset: int, limit: int = PAGE_SIZE) -> list[bytes]:
         if (found := node.set_at(inside)) is None:
             break
         index, inside = found
-        lengths, wanted = node.set_lengths(), [index]
-        covered = lengths[index] - inside
-        while covered < limit - len(records) and wanted[-1] + 1 < len(lengths):
-            wanted.append(wanted[-1] + 1)
-            covered += lengths[wanted[-1]]
+        wanted = node.sets_covering(index, inside, limit - len(records))
         blobs = order.sets_read({node.set_id(i) for i in wanted})
         got = [r for i in wanted for r in sets.records_of(blobs[node.set_id(i)])]
         records += got[inside : inside + limit - len(records)]

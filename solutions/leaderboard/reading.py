@@ -121,11 +121,7 @@ class OrderView:
             if first is None:
                 break
             index, inside = first
-            lengths, wanted = leaf.set_lengths(), [index]
-            covered = lengths[index] - inside
-            while covered < limit - len(got) and wanted[-1] + 1 < len(lengths):
-                wanted.append(wanted[-1] + 1)
-                covered += lengths[wanted[-1]]
+            wanted = leaf.sets_covering(index, inside, limit - len(got))
             more = self._records(leaf, wanted)[inside : inside + limit - len(got)]
             if not more:
                 break

@@ -324,6 +324,16 @@ class Manifest:
             return None
         return index, offset - (ends[index - 1] if index else 0)
 
+    def sets_covering(self, index: int, inside: int, limit: int) -> list[int]:
+        """The indexes of the sets that hold `limit` members from offset `inside` of set `index`
+        on (as far as this manifest lists them): that set and as many after it as it takes."""
+        lengths, wanted = self.set_lengths(), [index]
+        covered = lengths[index] - inside
+        while covered < limit and wanted[-1] + 1 < len(lengths):
+            wanted.append(wanted[-1] + 1)
+            covered += lengths[wanted[-1]]
+        return wanted
+
     def offset_of_set(self, index: int) -> int:
         return sum(self.set_lengths()[:index])
 
