@@ -373,27 +373,29 @@ def group_ranklist(
     *, board: Board, kind: str, day: int | None = None, page: int = 1, page_size: int = PAGE_SIZE
 ) -> GroupPage:
     """One page of a board day's ranklist of countries (`kind="country"`) or organizations
-    (`"org"`), best first: the ranklist's journal part, its manifest and the sets holding the
-    page from the group before it (three reads by `_id`, at any offset and any number of groups
+    (`"org"`), best first: the ranklist's journal part, its root, a node a level and the sets
+    holding the page from the group before it (by `_id`, at any offset and any number of groups
     or programmers), then the groups' names (one `$in`); only when a tie runs on from the page
-    before, where that tie starts (three more). Equal scores share a rank (1, 2, 2, 4)."""
+    before, the sets where that tie starts as well. Equal scores share a rank (1, 2, 2, 4)."""
     day = today() if day is None else day
     offset = (page - 1) * page_size
     start = max(0, offset - 1)  # the group before the page tells whether a tie runs on into it
-    key, scope = day_key(board, day), groups.ranklist_scope(kind)
-    histogram, records = reading.order_records(
-        board.slug, key, scope, start, offset + page_size - start
+
+    def page_of(view: reading.OrderView) -> tuple[int, list[groups.Ranked], int]:
+        ranked = [groups.Ranked.of(r) for r in view.records(start, offset + page_size - start)]
+        before = ranked.pop(0) if offset and ranked else None
+        first_rank = offset + 1
+        if before is not None and ranked and before.key == ranked[0].key:
+            first_rank = 1 + view.before(groups.probe(ranked[0].key))
+        return sum(view.histogram.values()), ranked, first_rank
+
+    total, ranked, first_rank = reading.order_read(
+        board.slug, day_key(board, day), groups.ranklist_scope(kind), page_of
     )
-    ranked = [groups.Ranked.of(record) for record in records]
-    before = ranked.pop(0) if offset and ranked else None
-    result = GroupPage(board, day, kind, sum(histogram.values()), page, page_size)
-    if not ranked:
-        return result
-    first_rank = offset + 1
-    if before is not None and before.key == ranked[0].key:
-        first_rank = 1 + reading.records_before(board.slug, key, scope, groups.probe(ranked[0].key))
-    ranks = groups.shared_ranks([group.key for group in ranked], first_rank, offset)
-    result.rows = _group_rows(kind, ranked, ranks)
+    result = GroupPage(board, day, kind, total, page, page_size)
+    if ranked:
+        ranks = groups.shared_ranks([group.key for group in ranked], first_rank, offset)
+        result.rows = _group_rows(kind, ranked, ranks)
     return result
 
 

@@ -200,17 +200,10 @@ def order_page(
 ) -> tuple[dict[int, int], list[sets.Member]]:
     """A board day's histogram and `limit` members from 0-based `offset`, in listing order: the
     root, a node a level, then the one or two sets holding them."""
-    histogram, records = order_records(board_slug, day_key, scope, offset, limit)
-    return histogram, [sets.Member.from_record(record) for record in records]
-
-
-def order_records(
-    board_slug: str, day_key: str, scope: str, offset: int, limit: int
-) -> tuple[dict[int, int], list[bytes]]:
-    """`order_page` as the records themselves (a group ranklist's are not programmers)."""
-    return order_read(
+    histogram, records = order_read(
         board_slug, day_key, scope, lambda view: (view.histogram, view.records(offset, limit))
     )
+    return histogram, [sets.Member.from_record(record) for record in records]
 
 
 def member_position(board_slug: str, day_key: str, scope: str, member: sets.Member) -> int | None:

@@ -10,8 +10,11 @@ fold would move, and 2 MB at 25 million. So an order is a tree of manifests, the
   an entry gives a set: its id, its version, its number of members, the separator of its last
   member, and its score counts (the node's histogram);
 - the **root** is stored under the order's id. It keeps the day's histogram (the sum of its
-  entries' score counts), so a rank is still the root alone, and a small order is a root of level
-  0, exactly a manifest as before;
+  entries' score counts), so a rank is still the root alone. Only an order small enough to keep
+  its one set inside the root (see `orders.INLINE_MAX`) is a root of level 0, a manifest alone:
+  any other lists its sets through at least one level of nodes (`root_grow`), so that a read
+  costs the same documents from one set to 128² (4 to 16 million members), not one more the day
+  an order passes NODE_MAX sets;
 - a node that grows past NODE_MAX entries is cut into nodes of about NODE_FILL (`nodes_split`),
   and a root that does moves its entries into new nodes and lists those one level up
   (`root_grow`). Levels grow with the logarithm of the board: three hold 128³ sets, a billion
@@ -87,8 +90,9 @@ def _nodes_made(parts: list[Manifest], rewrite: NodesRewrite) -> list[SetInfo]:
 
 def root_grow(root: Manifest, rewrite: NodesRewrite) -> None:
     """Move the entries of a root that outgrew NODE_MAX into new nodes, listed one level up,
-    until it holds at most NODE_MAX (a bulk build may need several levels at once)."""
-    while len(root) > NODE_MAX:
+    until it holds at most NODE_MAX (a bulk build may need several levels at once); a root of
+    level 0 whose sets are stored outside it moves them into a node at once (see above)."""
+    while len(root) > NODE_MAX or (root.level == 0 and len(root) and not root.inline):
         root.relist(root.level + 1, _nodes_made(nodes_split(root), rewrite))
 
 
