@@ -381,6 +381,8 @@ class AnswerGuesser(SiteUser):
         )
         if response.status_code == 429:
             gevent.sleep(0.2)
+        elif response.status_code == 503:  # down: even a guesser's script waits as it is told
+            gevent.sleep(pause_for(response))
 
 
 class SignupLooper(SiteUser):

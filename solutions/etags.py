@@ -101,12 +101,19 @@ def _board_etag(request: HttpRequest, slug: str | None, fragment: bool) -> str |
         board_version_of(request, board.slug, polled=fragment),
         today(),
         sorted(request.GET.lists()),
+        _newest_programmer() if request.GET.get("q") else None,
         _viewer(request),
         extensions.page_fingerprint(
             request=request, page="board", fragment=fragment, subject=board
         ),
     ]
     return _etag(request, parts, fragment)
+
+
+def _newest_programmer() -> int | None:
+    """A search lists programmers who have solved nothing yet, so a sign-up changes its result
+    without changing any board's version: the newest programmer's id (one indexed read)."""
+    return Programmer.objects.order_by("-pk").values_list("pk", flat=True).first()
 
 
 def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> str | None:

@@ -78,7 +78,7 @@ class SignupForm(UserCreationForm):
         """The handle is free as a programmer's handle (judges may have registered it) and as a
         login name, in any case."""
         handle = self.cleaned_data["username"]
-        taken = Programmer.objects.filter(handle__iexact=handle).exists()
+        taken = Programmer.objects.handle_is(handle).exists()
         if taken or User.objects.filter(username__iexact=handle).exists():
             raise forms.ValidationError("That handle is taken.", code="handle_taken")
         return handle

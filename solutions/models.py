@@ -38,6 +38,14 @@ def handle_key() -> Bytewise:
     return Bytewise(Lower("handle"))
 
 
+class ProgrammerQuerySet(models.QuerySet):
+    def handle_is(self, handle: str) -> ProgrammerQuerySet:
+        """The programmer whose handle is `handle` in any case (at most one): an equality on the
+        handle key, which the unique index on it serves at any number of programmers
+        (`handle__iexact` is a LIKE on SQLite and UPPER() on PostgreSQL: a scan of the table)."""
+        return self.alias(key=handle_key()).filter(key=handle.lower())
+
+
 class Programmer(models.Model):
     """A person on the boards. Judges may register one before it has a user account."""
 
@@ -59,6 +67,8 @@ class Programmer(models.Model):
         blank=True, help_text="An address waiting for its confirmation link to be followed."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ProgrammerQuerySet.as_manager()
 
     class Meta:
         ordering = ["handle"]

@@ -165,7 +165,7 @@ def board_page(
 
 
 def programmer_by_handle(handle: str) -> Programmer | None:
-    return Programmer.objects.filter(handle__iexact=handle).first()
+    return Programmer.objects.handle_is(handle).first()
 
 
 def programmer_standing(

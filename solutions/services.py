@@ -54,7 +54,7 @@ def programmer_create(
 ) -> Programmer:
     """A new programmer. Raises ValidationError for a bad or taken handle."""
     handle_validator(handle)
-    if Programmer.objects.filter(handle__iexact=handle).exists():
+    if Programmer.objects.handle_is(handle).exists():
         raise ValidationError("That handle is taken.", code="taken")
     try:
         with transaction.atomic():
@@ -68,14 +68,14 @@ def programmer_create(
 def programmer_get_or_register(*, handle: str) -> Programmer:
     """The programmer with this handle (any case), registered on first use by a judge."""
     handle_validator(handle)
-    existing = Programmer.objects.filter(handle__iexact=handle).first()
+    existing = Programmer.objects.handle_is(handle).first()
     if existing:
         return existing
     try:
         with transaction.atomic():
             return Programmer.objects.create(handle=handle)
     except IntegrityError:
-        return Programmer.objects.get(handle__iexact=handle)
+        return Programmer.objects.handle_is(handle).get()
 
 
 def problem_get_or_register(*, slug: str) -> Problem:

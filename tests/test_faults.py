@@ -16,7 +16,7 @@ from pymongo.errors import AutoReconnect, ConnectionFailure
 from solutions import leaderboard, mongo, selectors, services, tokens
 from solutions.leaderboard import applier, entries, journals, orders, reading, sets, tree
 from solutions.models import Board, Problem
-from tests.conftest import NOW
+from tests.conftest import NOW, make_programmer
 from tests.test_engine import (
     closing_sql,
     every_board_shows,
@@ -319,3 +319,45 @@ def test_a_fault_met_by_the_driver_fails_every_solve_waiting_with_it_and_each_re
         solve_on(programmer, problem, NOW)  # the retry finishes the logged solve
     every_board_shows(boards, [("Alice", 1), ("bob", 1), ("charlie", 1)])
     assert mongodb.solves.count_documents({"applied": True}) == 3
+
+
+@pytest.mark.parametrize("levels", [False, True], ids=["one level of nodes", "several levels"])
+def test_a_fold_stopped_after_writing_gone_lists_takes_nobody_out_twice(
+    mongodb, now, boards, monkeypatch, levels
+):
+    """Twelve programmers in sets of 4; each solve folds at once, so a solve takes its programmer
+    out of a set by a gone list (the set unread) and its new place waits among the arrivals. A
+    fold stops after writing the gone lists and the nodes, before the roots: the next fold, sure
+    of nothing in the nodes that fold wrote, reads those sets whole, and every order holds every
+    programmer once."""
+    monkeypatch.setattr(sets, "SET_MAX", 4)
+    monkeypatch.setattr(sets, "SET_FILL", 4)
+    monkeypatch.setattr(orders, "INLINE_MAX", 0)
+    monkeypatch.setattr(journals, "JOURNAL_MAX", 0)  # every batch folds
+    if levels:
+        monkeypatch.setattr(tree, "NODE_MAX", 2)
+        monkeypatch.setattr(tree, "NODE_FILL", 2)
+    people = [make_programmer(f"p{n:02d}") for n in range(12)]
+    problems = [Problem.objects.create(slug=f"g{i}", title=f"G{i}", answer="1") for i in range(4)]
+    monkeypatch.setattr(sets, "ARRIVALS_MAX", 0)  # written into their sets as they arrive
+    for n, programmer in enumerate(people):
+        services.solve_record(
+            programmer=programmer, problem=problems[0], solved_at=NOW - dt.timedelta(minutes=n)
+        )
+    monkeypatch.setattr(sets, "ARRIVALS_MAX", 48)  # from now on they wait among the arrivals
+    real_move, lost = orders.manifests_move, AutoReconnect("connection to the server was lost")
+
+    def stopped_before_the_roots(folding):
+        with mock.patch.object(orders, "manifests_swap", side_effect=lost):
+            real_move(folding)
+
+    with mock.patch.object(orders, "manifests_move", side_effect=stopped_before_the_roots):
+        with pytest.raises(AutoReconnect):
+            services.solve_record(programmer=people[5], problem=problems[1], solved_at=NOW)
+    assert mongodb.order_sets.find_one({"g": {"$exists": True}}), "the fold wrote gone lists"
+    services.solve_record(programmer=people[7], problem=problems[1], solved_at=NOW)
+    services.solve_record(programmer=people[5], problem=problems[2], solved_at=NOW)
+    today = leaderboard.epoch_day(NOW, "UTC")
+    for board in boards.values():
+        orders_hold_the_entries(board, range(today, today + board.spec.span))
+    assert bool(mongodb.orders.find_one({"lvl": {"$gte": 2}})) == levels

@@ -147,6 +147,13 @@ def test_a_match_who_is_not_on_the_board_is_listed_without_a_rank(bolds, charlie
     assert "charlie</a> is not on this board" in page.text
 
 
+def test_a_search_a_visitor_saw_before_shows_who_signed_up_since(bolds):
+    assert "Zed</a> is not on this board" in Client().get("/leaderboard/?q=ze").text  # the one
+    Programmer.objects.create(handle="Zeus")  # signs up: no board changes
+    page = Client().get("/leaderboard/?q=ze")
+    assert matches(page) == [(None, "Zed", None), (None, "Zeus", None)]
+
+
 def test_hidden_and_banned_programmers_are_not_found_by_the_public(bolds):
     Programmer.objects.filter(handle="Bolt").update(hidden=True)
     Programmer.objects.filter(handle="bolero").update(banned=True)
@@ -321,6 +328,15 @@ def test_the_prefix_is_a_range_of_the_handle_index_on_sqlite(db):
     assert "SCAN solutions_programmer" not in plan and "TEMP B-TREE" not in plan, plan
 
 
+def test_a_handle_in_any_case_is_one_read_of_the_handle_index_on_sqlite(db):
+    Programmer.objects.create(handle="Bolt")
+    found = Programmer.objects.handle_is("bOLT")
+    assert [p.handle for p in found] == ["Bolt"]
+    plan = found.explain()
+    assert "USING INDEX programmer_handle_ci_unique" in plan, plan
+    assert "SCAN solutions_programmer" not in plan, plan
+
+
 # What the PostgreSQL test runs in a migrated database: a board of 20,000 handles and a few
 # that differ only where a linguistic collation would be wrong, then the plan of a search.
 POSTGRES_SCRIPT = """
@@ -334,7 +350,13 @@ with connection.cursor() as cursor:
     cursor.execute("ANALYZE solutions_programmer")
 found = selectors.programmers_starting_with(prefix="Bo9")
 plan = found[:21].explain()
-print(json.dumps({"handles": [p.handle for p in found], "plan": plan}))
+exact = Programmer.objects.handle_is("bO99")
+print(json.dumps({
+    "handles": [p.handle for p in found],
+    "plan": plan,
+    "exact": [p.handle for p in exact],
+    "exact_plan": exact.explain(),
+}))
 """
 
 
@@ -360,6 +382,9 @@ def test_the_prefix_is_a_range_of_the_handle_index_on_postgresql_in_any_collatio
         assert answer["handles"] == ["bo9", "BO99", "bo9a"]
         assert "Index Scan using programmer_handle_ci_unique" in answer["plan"], answer["plan"]
         assert "Seq Scan" not in answer["plan"] and "Sort" not in answer["plan"], answer["plan"]
+        # A handle in any case: one read of the same index.
+        assert answer["exact"] == ["BO99"]
+        assert "Index Scan using programmer_handle_ci_unique" in answer["exact_plan"]
     finally:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as server:
             server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

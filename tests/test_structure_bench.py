@@ -38,10 +38,11 @@ def row(rows, members: int, operation: str) -> bench.Row:
 def test_the_table_has_every_operation_at_every_size(rows):
     table = bench.structure_table(rows)
     operations = [*READS, "histogram (a rank)", "one move", "fold of 1,024 moves"]
+    operations.append("fold of 1,024 solves")
     for members in (SMALL, LARGE):
         for operation in ["bulk build (all sets and nodes)", *operations]:
             assert f"| {members:,} | {operation} |" in table
-    assert table.count("\n") == 2 + len(rows) == 2 + 2 * 8
+    assert table.count("\n") == 2 + len(rows) == 2 + 2 * 9
 
 
 def test_a_read_touches_the_same_documents_at_both_sizes_and_bytes_up_to_a_fuller_node(rows, large):
@@ -63,11 +64,25 @@ def test_a_read_touches_the_same_documents_at_both_sizes_and_bytes_up_to_a_fulle
     assert row(rows, LARGE, "histogram (a rank)").reads == 1
 
 
-def test_a_move_reads_and_writes_one_set_and_a_node_a_level_on_each_side(rows):
-    # Leaving one set and joining another's arrivals: the root, then a leaf for each place.
-    assert row(rows, SMALL, "one move").reads == 3  # the root, its one leaf and the set left
-    assert row(rows, LARGE, "one move").reads == 4  # the root, two leaves and the set left
+def test_a_move_reads_and_writes_a_node_a_level_and_only_the_version_of_the_set_it_leaves(rows):
+    # Leaving one set (its version read, the record pushed on its gone list) and joining another's
+    # arrivals: the root, then a leaf for each place.
+    assert row(rows, SMALL, "one move").reads == 3  # the root, its one leaf, the set's version
+    assert row(rows, LARGE, "one move").reads == 4  # the root, two leaves, the set's version
     assert row(rows, LARGE, "one move").writes == 4
+    a_set = sets.SET_FILL * sets.RECORD_BYTES
+    for size in (SMALL, LARGE):
+        move = row(rows, size, "one move")
+        assert move.read_bytes < a_set / 2 and move.written_bytes < a_set / 2
+
+
+def test_a_fold_of_solves_lists_who_left_a_set_instead_of_rewriting_it(rows):
+    # 1,024 solves leave some 400 sets at random and join the ends of their scores' runs: the
+    # sets left get gone lists, the few that take the arrivals in are rewritten.
+    everything = row(rows, LARGE, "bulk build (all sets and nodes)").written_bytes
+    fold = row(rows, LARGE, "fold of 1,024 solves")
+    assert fold.written_bytes < everything / 3
+    assert fold.read_bytes < everything / 3
 
 
 def test_the_order_holds_the_members_record_at_makes(large):

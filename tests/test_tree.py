@@ -22,6 +22,7 @@ def small_nodes(monkeypatch):
     """Small sets and nodes, so that a few hundred members make several levels."""
     monkeypatch.setattr(sets, "SET_MAX", 8)
     monkeypatch.setattr(sets, "ARRIVALS_MAX", 6)
+    monkeypatch.setattr(sets, "GONE_MAX", 3)
     monkeypatch.setattr(tree, "NODE_MAX", 4)
     monkeypatch.setattr(tree, "NODE_FILL", 2)
 
@@ -37,6 +38,7 @@ class Order:
     def __init__(self, records: list[bytes], fill: int) -> None:
         self.root, built = moving.sets_build(sorted(records), fill=fill)
         self.sets = {s: vb for s, vb in built.written.items()}
+        self.gone: Counter[int] = Counter()  # the records each set lists as gone
         self.nodes = tree.tree_build(self.root)
 
     def move(self, moves: list[moving.Move]) -> None:
@@ -53,10 +55,18 @@ class Order:
         self.nodes.update(rewrite.written)
 
     def leaf_apply(self, _leaf_id: int, leaf: sets.Manifest, moves: list[moving.Move]) -> None:
-        read, fold = moving.sets_to_read(leaf, moves)
-        loaded = {s: self.sets[s][1] for s in read if s in self.sets}
-        rewrite = moving.moves_apply(leaf, loaded, moves, fold & set(loaded))
-        self.sets.update(rewrite.written)
+        """As a writer sure of what the sets hold: sets read whole or left by a gone list."""
+        whole, fold, leaving = moving.sets_plan(leaf, moves, self.gone)
+        loaded = {s: self.sets[s][1] for s in whole if s in self.sets}
+        rewrite = moving.moves_apply(leaf, loaded, moves, fold & set(loaded), leaving)
+        for set_id, written in rewrite.written.items():
+            self.sets[set_id], self.gone[set_id] = written, 0
+        for set_id, (version, records) in rewrite.gone.items():
+            kept = [r for r in sets.records_of(self.sets[set_id][1]) if r not in set(records)]
+            assert len(kept) == len(sets.records_of(self.sets[set_id][1])) - len(records)
+            self.sets[set_id] = (version, b"".join(kept))
+            self.gone[set_id] += len(records)
+            assert self.gone[set_id] <= sets.GONE_MAX
         for set_id in rewrite.dropped:
             self.sets.pop(set_id, None)
 

@@ -56,6 +56,7 @@ SCORE_STEP = 20
 HANDLE_LETTERS = 8  # n in base 36: every separator differs, up to 36^8 members
 MEMBERS_MAX = 36**HANDLE_LETTERS
 REACHED = 100_000_000  # seconds since `maths.KEY_EPOCH` when a score group's first member got it
+LATER = 200_000_000  # seconds after REACHED when the bench's solves reach a score: after anybody
 _GROUP_STARTS = sorted(
     {math.floor(2 ** (g / SCORE_STEP)) - 1 for g in range(SCORE_STEP * 42)} | {MEMBERS_MAX}
 )
@@ -125,6 +126,8 @@ def _value_size(value: object) -> int:
         return 5 + len(value)
     if isinstance(value, list):
         return bson_size({str(i): v for i, v in enumerate(value)})
+    if isinstance(value, dict):
+        return bson_size(value)
     raise TypeError(f"no BSON size for {type(value).__name__}")
 
 
@@ -140,6 +143,21 @@ def node_decode(document: dict) -> sets.Manifest:
 
 def set_document(set_id: int, version: int, blob: bytes) -> dict:
     return {"_id": f"{ORDER}|{set_id}", "v": version, "r": blob}
+
+
+def set_version_document(set_id: int) -> dict:
+    """What a fold reads of a set it may leave by a gone list: its version and gone count."""
+    return {"_id": f"{ORDER}|{set_id}", "v": 1, "n": 0}
+
+
+def gone_update(set_id: int, version: int, records: list[bytes]) -> dict:
+    """The update that lists records as gone beside a set's own (`orders`), as it is sent."""
+    change = {
+        "$set": {"v": version},
+        "$push": {"g": {"$each": records}},
+        "$inc": {"n": len(records)},
+    }
+    return {"q": {"_id": f"{ORDER}|{set_id}", "v": version - 1}, "u": change}
 
 
 # --- an order built from what its sets would hold ----------------------------------------------
@@ -206,6 +224,11 @@ class Order:
 
     def child(self, node: sets.Manifest, index: int, fields: tuple[str, ...] | None = None):
         return self.read(self.node_id(node.set_id(index)), fields)
+
+    def versions_read(self, set_ids: set[int]) -> None:
+        """What one `$in` read of these sets' versions and gone counts returns."""
+        with self.untimed():
+            self.ledger.read += [bson_size(set_version_document(s)) for s in set_ids]
 
     def sets_read(self, set_ids: set[int]) -> dict[int, bytes]:
         """{set id: records blob}, as one `$in` read of the sets would return them."""
@@ -280,30 +303,42 @@ def histogram_read(order: Order) -> dict[int, int]:
 
 
 def moves_fold(order: Order, moves: list[moving.Move]) -> sets.Manifest:
-    """What a fold reads and writes, as `orders.manifests_move` does it: the root, the nodes the
-    moves reach a level at a time (`tree.nodes_missing`), the sets they leave at the leaves
-    (`tree.leaves_reached`, `moving.sets_to_read`) in one read; then the moves applied at the
-    leaves (`moving.moves_apply`), each changed node's entry recomputed upwards (`tree.tree_apply`)
-    and the root settled (`tree.root_settle`). Returns the root as written (the order itself
-    stays as built)."""
+    """What a fold reads and writes, as `orders.manifests_move` does it on an order no earlier
+    try of the fold wrote: the root, the nodes the moves reach a level at a time
+    (`tree.nodes_missing`), the versions and gone counts of the sets they reach at the leaves
+    (`tree.leaves_reached`), the sets to read whole (`moving.sets_plan`: those taking their
+    arrivals in) in one read; then the moves applied at the leaves (`moving.moves_apply`: the
+    sets members only leave get a gone list), each changed node's entry recomputed upwards
+    (`tree.tree_apply`) and the root settled (`tree.root_settle`). Returns the root as written
+    (the order itself stays as built, with no gone lists)."""
     root = order.read(ORDER)
     children: dict[int, sets.Manifest] = {}
     while missing := tree.nodes_missing(root, moves, children):
         children.update({node_id: order.read(order.node_id(node_id)) for node_id in missing})
-    loaded = order.sets_read(
+    leaves = tree.leaves_reached(root, moves, children)
+    order.versions_read(
         {
             set_id
-            for leaf, routed in tree.leaves_reached(root, moves, children)
-            for set_id in moving.sets_to_read(leaf, routed)[0]
+            for leaf, routed in leaves
+            for set_id in moving.sets_to_read(leaf, routed)[0] | set(moving.sets_left(leaf, routed))
         }
     )
+    whole: set[int] = set()
+    leaving: set[int] = set()
+    for leaf, routed in leaves:
+        read, _fold, gone = moving.sets_plan(leaf, routed, {})
+        whole |= read
+        leaving |= gone
+    loaded = order.sets_read(whole)
     trash: list[int] = []
 
     def leaf_apply(_leaf_id: int, leaf: sets.Manifest, routed: list[moving.Move]) -> None:
         fold = moving.sets_to_read(leaf, routed)[1]
-        rewrite = moving.moves_apply(leaf, loaded, routed, fold & set(loaded))
+        rewrite = moving.moves_apply(leaf, loaded, routed, fold & set(loaded), leaving)
         for set_id, (version, blob) in rewrite.written.items():
             order.write(set_document(set_id, version, blob))
+        for set_id, (version, records) in rewrite.gone.items():
+            order.write(gone_update(set_id, version, records))
         trash.extend(rewrite.dropped)
 
     rewrite = tree.NodesRewrite()
@@ -318,6 +353,18 @@ def moves_fold(order: Order, moves: list[moving.Move]) -> sets.Manifest:
     root.trash = trash + rewrite.dropped  # deleted by the next writer
     order.write(node_document(ORDER, root))
     return root
+
+
+def solve_moves(order: Order, rng: random.Random, count: int) -> list[moving.Move]:
+    """`count` programmers each solving once more: one score up, reached after everybody who has
+    that score, so each joins the end of the score's run of members (where solves put them)."""
+    moves = []
+    with order.untimed():
+        late = 2**maths.TIME_BITS - 1 - (REACHED + LATER)
+        for n in rng.sample(range(order.size), count):
+            key = (SCORE_TOP - _group(n) + 1) << maths.TIME_BITS | late
+            moves.append(moving.Move(record_at(n), record_at(n, key=key)))
+    return moves
 
 
 def random_moves(order: Order, rng: random.Random, count: int) -> list[moving.Move]:
@@ -361,6 +408,9 @@ def _operations(order: Order, rng: random.Random) -> dict[str, Callable[[], obje
         "one move": lambda: moves_fold(order, random_moves(order, rng, 1)),
         f"fold of {FOLD_MOVES:,} moves": lambda: moves_fold(
             order, random_moves(order, rng, min(FOLD_MOVES, order.size // 2))
+        ),
+        f"fold of {FOLD_MOVES:,} solves": lambda: moves_fold(
+            order, solve_moves(order, rng, min(FOLD_MOVES, order.size // 2))
         ),
     }
 

@@ -1,11 +1,16 @@
 """Moving members through the sets of a manifest: the write path of `sets`, in memory.
 
 A batch of moves (a programmer out of one record and into another) changes a manifest and the
-sets it lists (`moves_apply`): a member leaving a set is taken out of it (the set is read and
-written) or out of the manifest's arrivals; a member joining one waits among the manifest's
-**arrivals** (counted in its set's entry, not yet written into it) until a set holds many of them,
-when one write takes them all in (`sets_to_read` says which sets a batch reads and which take
-their arrivals in). A set past SET_MAX is cut in two new sets; an empty one is dropped. A record
+sets it lists (`moves_apply`): a member joining a set waits among the manifest's **arrivals**
+(counted in its set's entry, not yet written into it) until a set holds many of them, when one
+write takes them all in; a member leaving one is taken out of the manifest's arrivals, or out
+of the set when the batch writes it anyway, or else is only listed among the set's **gone**
+records: one small write beside the set's records, which readers leave out, without reading or
+rewriting the set (a solve's members leave from anywhere in the order, so rewriting each set
+left was most of a fold's bytes). A set is read and rewritten when it takes its arrivals in, or
+when its gone records would pass sets.GONE_MAX (`sets_to_read` and `sets_left` say which sets a
+batch reads whole and which it leaves). A set past SET_MAX is cut in two new sets; an empty one
+is dropped. A record
 is removed only if it is there and inserted only if it is not, so the same moves applied twice
 change nothing, and a set written whose manifest was not (a writer stopped between the two) is
 recomputed from the set as it is (`manifest_repair`). `sets_build` makes a manifest and its sets
@@ -20,7 +25,7 @@ import bisect
 import itertools
 import secrets
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from . import sets
@@ -43,27 +48,53 @@ class Move:
 @dataclass
 class Rewrite:
     """What a batch of moves changed: {set id: (version, records blob)} to write (`created`:
-    those never stored before), and set ids the manifest no longer lists."""
+    those never stored before), {set id: (version, records)} to list as gone beside a set's
+    records, and set ids the manifest no longer lists."""
 
     written: dict[int, tuple[int, bytes]] = field(default_factory=dict)
     created: set[int] = field(default_factory=set)
+    gone: dict[int, tuple[int, list[bytes]]] = field(default_factory=dict)
     dropped: list[int] = field(default_factory=list)
 
 
+def sets_left(manifest: Manifest, moves: Iterable[Move]) -> Counter[int]:
+    """{set id: members of it the moves take out}: members written in the set, not among the
+    manifest's arrivals. A writer reads those sets' versions and gone counts only, and reads the
+    sets whole when the counts would pass sets.GONE_MAX (or the versions disagree)."""
+    if not len(manifest):
+        return Counter()
+    return Counter(
+        manifest.set_id(manifest.set_for(move.old))
+        for move in moves
+        if move.old is not None and move.old not in manifest.arrivals
+    )
+
+
+def sets_plan(
+    manifest: Manifest, moves: list[Move], gone_counts: Mapping[int, int] | None
+) -> tuple[set[int], set[int], set[int]]:
+    """(the ids of the sets a batch of moves reads whole, those of them that take their arrivals
+    in, the sets members leave by a gone list): `gone_counts` gives, for each set members leave,
+    how many gone records its document lists already (None: list none, read every set left
+    whole, the writer being unsure of what the sets hold, see `orders`)."""
+    read, fold = sets_to_read(manifest, moves)
+    left = sets_left(manifest, moves)
+    if gone_counts is None:
+        return read | set(left), fold, set()
+    full = {s for s, n in left.items() if gone_counts.get(s, 0) + n > sets.GONE_MAX}
+    return read | full, fold, set(left) - read - full
+
+
 def sets_to_read(manifest: Manifest, moves: Iterable[Move]) -> tuple[set[int], set[int]]:
-    """(the ids of the sets a batch of moves reads and writes, those of them that take their
-    arrivals in): sets a member leaves that is not among the arrivals, and, when the arrivals
-    would pass sets.ARRIVALS_MAX, those holding the most of them, until half that is left."""
+    """(the ids of the sets a batch of moves reads whole and writes, the same: those that take
+    their arrivals in): when the arrivals would pass sets.ARRIVALS_MAX, the sets holding the most
+    of them, until half that is left. (Sets that members only leave are `sets_left`.)"""
     if not len(manifest):
         return set(), set()
     arrivals = {record: manifest.set_for(record) for record in manifest.arrivals}
-    read: set[int] = set()
     for move in moves:
         if move.old is not None:
-            if move.old in arrivals:
-                del arrivals[move.old]
-            else:
-                read.add(manifest.set_for(move.old))
+            arrivals.pop(move.old, None)
         if move.new is not None:
             arrivals[move.new] = manifest.set_for(move.new)
     fold: set[int] = set()
@@ -74,23 +105,29 @@ def sets_to_read(manifest: Manifest, moves: Iterable[Move]) -> tuple[set[int], s
             left -= count
             if left <= sets.ARRIVALS_MAX // 2:
                 break
-    ids = {manifest.set_id(index) for index in read | fold}
-    return ids, {manifest.set_id(index) for index in fold}
+    ids = {manifest.set_id(index) for index in fold}
+    return ids, set(ids)
 
 
 def moves_apply(
-    manifest: Manifest, loaded: dict[int, bytes], moves: list[Move], fold: set[int] = frozenset()
+    manifest: Manifest,
+    loaded: dict[int, bytes],
+    moves: list[Move],
+    fold: set[int] = frozenset(),
+    leaving: set[int] = frozenset(),
 ) -> Rewrite:
     """Apply moves to the manifest (in place, with its score counts read) and to the sets it lists.
 
-    `loaded`: set id -> records blob of every set `sets_to_read` named (and the inline one);
-    `fold`: those that take their arrivals in. A member leaving a set leaves its arrivals, or
-    the set (which is written); a member joining one joins the manifest's arrivals, unless the
-    set takes them in (folded, new, or kept inside the manifest). So most moves write the
-    manifest and the sets members leave; a set's arrivals are written into it together, once
-    there are many. A record is removed only if present and inserted only if absent, so the same
-    moves applied twice change nothing."""
-    changes = _SetChanges(manifest, loaded, whole=set(fold) | set(manifest.inline))
+    `loaded`: set id -> records blob of every set read whole (see `sets_plan`, and the inline
+    one); `fold`: those that take their arrivals in; `leaving`: sets that members leave by a gone
+    list. A member leaving a set leaves its arrivals, or the set if it was read (and is
+    written), or else is listed as gone beside the set's records; a member joining one joins
+    the manifest's arrivals, unless the set takes them in (folded, new, or kept inside the
+    manifest). So most moves write the manifest and small lists of gone records; a set's
+    arrivals are written into it together, once there are many. A record read is removed only if
+    present and inserted only if absent, so the same moves applied twice change nothing (a
+    writer lists a record as gone only in a set whose version it checked, see `orders`)."""
+    changes = _SetChanges(manifest, loaded, set(fold) | set(manifest.inline), leaving)
     for move in moves:
         if move.old is not None and len(manifest):
             changes.leave(move.old)
@@ -99,19 +136,23 @@ def moves_apply(
     for set_id in fold:  # take in the arrivals of folded sets no move touched
         if set_id in loaded:
             changes.records(manifest.set_ids().index(set_id))
-    return _sets_replace(manifest, changes.members, changes.counts, changes.arrived)
+    return _sets_replace(manifest, changes)
 
 
 class _SetChanges:
     """The changes `moves_apply` makes to the sets, by index in the manifest, until
     `_sets_replace` puts them back."""
 
-    def __init__(self, manifest: Manifest, loaded: dict[int, bytes], whole: set[int]) -> None:
+    def __init__(
+        self, manifest: Manifest, loaded: dict[int, bytes], whole: set[int], leaving: set[int]
+    ) -> None:
         self.manifest, self.loaded = manifest, loaded
         self.whole = whole  # ids of the sets that take their arrivals in besides new ones
+        self.leaving = leaving  # ids of the sets members leave by a gone list
         self.members: dict[int, list[bytes]] = {}  # records, for sets written
         self.counts: dict[int, Counter[int]] = {}  # change of a set's score counts
         self.arrived: set[int] = set()  # sets whose arrivals changed
+        self.gone: dict[int, list[bytes]] = {}  # records leaving sets that are not written
 
     def taking_in(self, index: int) -> bool:
         return self.manifest.set_id(index) in self.whole or self.manifest.set_version(index) == 0
@@ -130,7 +171,8 @@ class _SetChanges:
         self.counts.setdefault(index, Counter())[record_score(record)] += by
 
     def leave(self, record: bytes) -> None:
-        """Take a member out of its set's arrivals, or out of the set if it was read."""
+        """Take a member out of its set's arrivals, out of the set if it was read, or else list
+        it as gone beside the set's records."""
         manifest = self.manifest
         index = manifest.set_for(record)
         if manifest.arrivals.pop(record, None) is not None:
@@ -142,6 +184,9 @@ class _SetChanges:
             if position < len(found) and found[position] == record:
                 del found[position]
                 self.change(index, record, -1)
+        elif manifest.set_id(index) in self.leaving:
+            self.gone.setdefault(index, []).append(record)
+            self.change(index, record, -1)
 
     def join(self, record: bytes) -> None:
         """Put a member into its set, when the set takes it in, else into the arrivals."""
@@ -161,24 +206,22 @@ class _SetChanges:
             self.arrived.add(index)
 
 
-def _sets_replace(
-    manifest: Manifest,
-    members: dict[int, list[bytes]],
-    counts: dict[int, Counter[int]],
-    arrived: set[int],
-) -> Rewrite:
+def _sets_replace(manifest: Manifest, changes: _SetChanges) -> Rewrite:
     """Put the changed sets back (a new version under the same id), split full ones into new
-    sets and drop empty ones, and count the arrivals of the others, with their manifest entries
-    (last first, so indexes hold)."""
+    sets and drop empty ones, and count the arrivals and gone records of the others, with their
+    manifest entries (last first, so indexes hold)."""
     rewrite = Rewrite()
-    for index in sorted(set(members) | arrived, reverse=True):
+    members = changes.members
+    for index in sorted(set(members) | changes.arrived | set(changes.gone), reverse=True):
         info = manifest.info(index)
         scores = Counter(info.scores)
-        scores.update(counts.get(index, {}))
+        scores.update(changes.counts.get(index, {}))
         scores = {score: n for score, n in scores.items() if n > 0}
         waiting = manifest.arrivals_of(info.set_id)
         records = members.get(index)
-        if records is None or (not records and waiting):
+        if records is None and index in changes.gone and scores:
+            entries = _entries_gone(rewrite, info, changes.gone[index], scores, waiting)
+        elif records is None or (not records and waiting):
             entries = _entries_waiting(rewrite, info, records, scores, waiting)
         elif not records:
             entries = _entries_dropped(rewrite, info)
@@ -208,6 +251,22 @@ def _entries_waiting(
         rewrite.written[info.set_id] = (version, b"")
     lasts = [info.last if records is None else b"", *map(separator, waiting[-1:])]
     return [SetInfo(info.set_id, version, sum(scores.values()), max(lasts), scores)]
+
+
+def _entries_gone(
+    rewrite: Rewrite,
+    info: SetInfo,
+    gone: list[bytes],
+    scores: dict[int, int],
+    waiting: list[bytes],
+) -> list[SetInfo]:
+    """The entry of a set that members left without it being read: a new version, and the
+    records to list as gone beside its own (its last member stays an upper bound of what it
+    holds, as the separators need)."""
+    version = info.version + 1
+    rewrite.gone[info.set_id] = (version, sorted(gone))
+    last = max([info.last, *map(separator, waiting[-1:])])
+    return [SetInfo(info.set_id, version, sum(scores.values()), last, scores)]
 
 
 def _entries_dropped(rewrite: Rewrite, info: SetInfo) -> list[SetInfo]:

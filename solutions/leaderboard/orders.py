@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
 from bson import Binary
-from pymongo import DeleteOne, InsertOne, ReplaceOne
+from pymongo import DeleteOne, InsertOne, ReplaceOne, UpdateOne
 from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError
 
@@ -153,8 +153,9 @@ def manifest_document(manifest: sets.Manifest) -> dict:
     }
 
 
-def _by_ids(collection: Collection, ids: Iterable) -> Iterator[dict]:
-    """The documents with these `_id`s, in `$in` reads of a few dozen ids (see IN_READS)."""
+def _by_ids(collection: Collection, ids: Iterable, fields: dict | None = None) -> Iterator[dict]:
+    """The documents with these `_id`s (the `fields` asked for, else whole), in `$in` reads of a
+    few dozen ids (see IN_READS)."""
     wanted = list(ids)
     if not wanted:
         return
@@ -163,7 +164,7 @@ def _by_ids(collection: Collection, ids: Iterable) -> Iterator[dict]:
     for start in range(0, len(wanted), size):
         part = wanted[start : start + size]
         # One batch each: the server leaves a cursor open when a batch ends exactly at its size.
-        yield from collection.find({"_id": {"$in": part}}, batch_size=len(part) + 1)
+        yield from collection.find({"_id": {"$in": part}}, fields, batch_size=len(part) + 1)
 
 
 def manifests_read(order_ids: Iterable[str]) -> dict[str, sets.Manifest]:
@@ -191,7 +192,17 @@ def sets_fetch(order: str, set_ids: Iterable[int]) -> dict[int, tuple[int, bytes
     if not wanted:
         return {}
     found = order_sets().find({"_id": {"$in": list(wanted)}})
-    return {wanted[doc["_id"]]: (doc["v"], bytes(doc["r"])) for doc in found}
+    return {wanted[doc["_id"]]: (doc["v"], set_records(doc)) for doc in found}
+
+
+def set_records(document: dict) -> bytes:
+    """A set's records as readers and writers take them: those its document holds, less the
+    records it lists as gone (``g``, see `moving`)."""
+    blob = bytes(document["r"])
+    if not document.get("g"):
+        return blob
+    gone = {bytes(record) for record in document["g"]}
+    return b"".join(record for record in sets.records_of(blob) if record not in gone)
 
 
 # --- moving orders ------------------------------------------------------------------------------
@@ -214,19 +225,18 @@ def manifests_move(folding: dict[str, tuple[int, list[moving.Move]]]) -> None:
     if not by_order:
         return
     nodes = _nodes_read(manifests, by_order)
-    wanted = {
-        _set_doc_id(order, set_id): (order, set_id)
+    reached = {
+        order: tree.leaves_reached(manifests[order], moves, nodes[order])
         for order, moves in by_order.items()
-        for leaf, routed in tree.leaves_reached(manifests[order], moves, nodes[order])
-        for set_id in moving.sets_to_read(leaf, routed)[0]
-        if set_id not in leaf.inline
     }
+    wanted, leaving = _sets_planned(manifests, reached)
     stored = _sets_read(wanted)
     set_writes, swaps, expected_matches = [], [], 0
     for order, moves in by_order.items():
-        writes, swap = _order_move(order, manifests[order], nodes[order], stored[order], moves)
+        root, below = manifests[order], nodes[order]
+        writes, swap = _order_move(order, root, below, stored[order], moves, leaving[order])
         set_writes += writes
-        expected_matches += sum(isinstance(w, ReplaceOne) for w in writes)
+        expected_matches += sum(isinstance(w, ReplaceOne | UpdateOne) for w in writes)
         swaps.append(swap)
     if set_writes:
         try:
@@ -257,13 +267,56 @@ def _nodes_read(
     return nodes
 
 
+Leaves = list[tuple[sets.Manifest, list[moving.Move]]]
+
+
+def _sets_planned(
+    roots: dict[str, sets.Manifest], reached: dict[str, Leaves]
+) -> tuple[dict[str, tuple[str, int]], dict[str, set[int]]]:
+    """The sets a fold reads whole ({set document id: (order, set id)}) and those members leave
+    by a gone list ({order: set ids}), leaf by leaf (`moving.sets_plan`). A gone list takes a
+    member out unseen, so it is written only where the fold is sure what each set holds: every
+    set it reaches has the version its leaf lists (one read of their versions and gone counts
+    alone) and no leaf was written by an earlier try of the same fold (a node keeps the epoch
+    of the fold that wrote it, as a root does). Elsewhere every set a member leaves is read
+    whole, and a member is taken out of it only if it is there."""
+    listed: dict[str, tuple[str, int, int]] = {}  # set document id: (order, set id, version)
+    for order, leaves in reached.items():
+        for leaf, routed in leaves:
+            touched = moving.sets_to_read(leaf, routed)[0] | set(moving.sets_left(leaf, routed))
+            for set_id in touched - set(leaf.inline):
+                version = leaf.set_version(leaf.index_of(set_id))
+                listed[_set_doc_id(order, set_id)] = (order, set_id, version)
+    found = {doc["_id"]: doc for doc in _by_ids(order_sets(), listed, {"v": 1, "n": 1})}
+    gone_counts: dict[str, dict[int, int]] = defaultdict(dict)
+    unsure = set()
+    for doc_id, (order, set_id, version) in listed.items():
+        stored = found.get(doc_id, {})
+        gone_counts[order][set_id] = stored.get("n", 0)
+        if stored.get("v") != version:
+            unsure.add(order)
+    wanted: dict[str, tuple[str, int]] = {}
+    leaving: dict[str, set[int]] = {order: set() for order in reached}
+    for order, leaves in reached.items():
+        root = roots[order]  # its `folded` is the fold's epoch already
+        sure = order not in unsure and all(
+            leaf is root or leaf.folded < root.folded for leaf, _routed in leaves
+        )
+        counts = gone_counts[order] if sure else None
+        for leaf, routed in leaves:
+            whole, _fold, gone = moving.sets_plan(leaf, routed, counts)
+            leaving[order] |= gone
+            wanted.update({_set_doc_id(order, s): (order, s) for s in whole - set(leaf.inline)})
+    return wanted, leaving
+
+
 def _sets_read(wanted: dict[str, tuple[str, int]]) -> dict[str, dict[int, tuple[int, bytes]]]:
     """{order: {set id: (version, records blob)}} of the sets `wanted` ({set document id: (order,
     set id)}), in `$in` reads; a set listed but not stored reads as (None, b"")."""
     stored: dict[str, dict[int, tuple[int, bytes]]] = defaultdict(dict)
     for doc in _by_ids(order_sets(), wanted):
         order, set_id = wanted[doc["_id"]]
-        stored[order][set_id] = (doc["v"], bytes(doc["r"]))
+        stored[order][set_id] = (doc["v"], set_records(doc))
     for order, set_id in wanted.values():
         stored[order].setdefault(set_id, (None, b""))
     return stored
@@ -275,15 +328,17 @@ def _order_move(
     nodes: dict[int, sets.Manifest],
     stored: dict[int, tuple[int, bytes]],
     moves: list,
+    leaving: set[int],
 ) -> tuple[list, tuple[str, int, dict]]:
     """The set and node writes and the root swap that apply `moves` to one order: at its sets
-    (`_leaf_move`) and, above them, at the nodes the moves reach (`tree.tree_apply`)."""
+    (`_leaf_move`; members leave the sets of `leaving` by a gone list) and, above them, at the
+    nodes the moves reach (`tree.tree_apply`), each node stamped with the fold's epoch."""
     expected = root.version
     writes: list = [DeleteOne({"_id": _set_doc_id(order, s)}) for s in root.trash]
     trash: list[int] = []
 
     def leaf_apply(_leaf_id: int, leaf: sets.Manifest, routed: list) -> None:
-        writes.extend(_leaf_move(order, leaf, stored, routed, trash, may_inline=leaf is root))
+        writes.extend(_leaf_move(order, leaf, stored, routed, trash, leaving, leaf is root))
 
     rewrite = tree.NodesRewrite()
     if root.level == 0:
@@ -292,6 +347,7 @@ def _order_move(
         tree.tree_apply(root, moves, nodes, leaf_apply, rewrite)
     tree.root_settle(root, rewrite)
     for node_id, node in rewrite.written.items():
+        node.folded = root.folded
         document = manifest_document(node)
         doc_id = _set_doc_id(order, node_id)
         if node_id in rewrite.created:
@@ -310,17 +366,20 @@ def _leaf_move(
     stored: dict[int, tuple[int, bytes]],
     moves: list,
     trash: list[int],
+    leaving: set[int],
     may_inline: bool,
 ) -> list:
     """The set writes that apply `moves` to the sets of a node of level 0 (or a root of level 0,
-    which may keep a small order's one set inside itself), the sets it drops added to `trash`."""
+    which may keep a small order's one set inside itself), the sets it drops added to `trash`:
+    a set read whole is written whole, over the version read; a set of `leaving` gets the
+    records that left it pushed on its gone list, at the version checked."""
     missing = {s for s, (version, _blob) in stored.items() if version is None}
     mine = {**leaf.inline, **{s: vb for s, vb in stored.items() if s not in missing}}
     moving.manifest_repair(leaf, mine)
     was_inline = set(leaf.inline)
     loaded = {s: blob for s, (_v, blob) in mine.items()} | dict.fromkeys(missing, b"")
     _read, fold = moving.sets_to_read(leaf, moves)  # (again: a repair may have changed it)
-    rewrite = moving.moves_apply(leaf, loaded, moves, fold & set(loaded))
+    rewrite = moving.moves_apply(leaf, loaded, moves, fold & set(loaded), leaving)
     leaf.inline = _inlined(leaf, rewrite) if may_inline else {}
     writes = []
     for set_id, (version, blob) in rewrite.written.items():
@@ -332,6 +391,13 @@ def _leaf_move(
             writes.append(ReplaceOne({"_id": doc_id}, document, upsert=True))
         else:  # over the version read only (a set listed but lost is written again)
             writes.append(ReplaceOne({"_id": doc_id, "v": version - 1}, document, upsert=True))
+    for set_id, (version, records) in rewrite.gone.items():
+        change = {
+            "$set": {"v": version},
+            "$push": {"g": {"$each": [Binary(record) for record in records]}},
+            "$inc": {"n": len(records)},
+        }
+        writes.append(UpdateOne({"_id": _set_doc_id(order, set_id), "v": version - 1}, change))
     # Sets no longer listed, or now kept inside the manifest.
     trash += [s for s in rewrite.dropped if s not in was_inline]
     trash += [s for s in leaf.inline if s not in was_inline and s not in rewrite.created]

@@ -51,8 +51,9 @@ class Command(BaseCommand):
         if not dry_run:
             # A board added in the admin may not have its collection's indexes yet.
             mongo.ensure_indexes([b.slug for b in boards])
-        for each in boards:
-            report = services.board_rebuild(board=each, dry_run=dry_run)
+        # One pass over the log for every board (`services.boards_rebuild`).
+        reports = services.boards_rebuild(boards=boards, dry_run=dry_run)
+        for each, report in zip(boards, reports, strict=True):
             if dry_run:
                 changes = f"{report.changed} to rewrite, {report.removed} to remove"
             else:
