@@ -317,11 +317,7 @@ def moves_fold(order: Order, moves: list[moving.Move]) -> sets.Manifest:
         children.update({node_id: order.read(order.node_id(node_id)) for node_id in missing})
     leaves = tree.leaves_reached(root, moves, children)
     order.versions_read(
-        {
-            set_id
-            for leaf, routed in leaves
-            for set_id in moving.sets_to_read(leaf, routed)[0] | set(moving.sets_left(leaf, routed))
-        }
+        {set_id for leaf, routed in leaves for set_id in moving.sets_reached(leaf, routed)}
     )
     whole: set[int] = set()
     leaving: set[int] = set()
@@ -333,7 +329,7 @@ def moves_fold(order: Order, moves: list[moving.Move]) -> sets.Manifest:
     trash: list[int] = []
 
     def leaf_apply(_leaf_id: int, leaf: sets.Manifest, routed: list[moving.Move]) -> None:
-        fold = moving.sets_to_read(leaf, routed)[1]
+        fold = moving.sets_to_fold(leaf, routed)
         rewrite = moving.moves_apply(leaf, loaded, routed, fold & set(loaded), leaving)
         for set_id, (version, blob) in rewrite.written.items():
             order.write(set_document(set_id, version, blob))

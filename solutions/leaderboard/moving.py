@@ -8,8 +8,8 @@ of the set when the batch writes it anyway, or else is only listed among the set
 records: one small write beside the set's records, which readers leave out, without reading or
 rewriting the set (a solve's members leave from anywhere in the order, so rewriting each set
 left was most of a fold's bytes). A set is read and rewritten when it takes its arrivals in, or
-when its gone records would pass sets.GONE_MAX (`sets_to_read` and `sets_left` say which sets a
-batch reads whole and which it leaves). A set past SET_MAX is cut in two new sets; an empty one
+when its gone records would pass sets.GONE_MAX (`sets_plan` says which sets a batch reads whole
+and which it leaves by a gone list). A set past SET_MAX is cut in two new sets; an empty one
 is dropped. A record
 is removed only if it is there and inserted only if it is not, so the same moves applied twice
 change nothing, and a set written whose manifest was not (a writer stopped between the two) is
@@ -70,6 +70,12 @@ def sets_left(manifest: Manifest, moves: Iterable[Move]) -> Counter[int]:
     )
 
 
+def sets_reached(manifest: Manifest, moves: list[Move]) -> set[int]:
+    """The ids of every set a batch of moves may read or write: those taking their arrivals in
+    and those members leave (a writer checks their versions before it plans, see `orders`)."""
+    return sets_to_fold(manifest, moves) | set(sets_left(manifest, moves))
+
+
 def sets_plan(
     manifest: Manifest, moves: list[Move], gone_counts: Mapping[int, int] | None
 ) -> tuple[set[int], set[int], set[int]]:
@@ -77,20 +83,20 @@ def sets_plan(
     in, the sets members leave by a gone list): `gone_counts` gives, for each set members leave,
     how many gone records its document lists already (None: list none, read every set left
     whole, the writer being unsure of what the sets hold, see `orders`)."""
-    read, fold = sets_to_read(manifest, moves)
+    fold = sets_to_fold(manifest, moves)
     left = sets_left(manifest, moves)
     if gone_counts is None:
-        return read | set(left), fold, set()
+        return fold | set(left), fold, set()
     full = {s for s, n in left.items() if gone_counts.get(s, 0) + n > sets.GONE_MAX}
-    return read | full, fold, set(left) - read - full
+    return fold | full, fold, set(left) - fold - full
 
 
-def sets_to_read(manifest: Manifest, moves: Iterable[Move]) -> tuple[set[int], set[int]]:
-    """(the ids of the sets a batch of moves reads whole and writes, the same: those that take
-    their arrivals in): when the arrivals would pass sets.ARRIVALS_MAX, the sets holding the most
-    of them, until half that is left. (Sets that members only leave are `sets_left`.)"""
+def sets_to_fold(manifest: Manifest, moves: Iterable[Move]) -> set[int]:
+    """The ids of the sets that take their arrivals in (read whole and written): when the
+    arrivals would pass sets.ARRIVALS_MAX, the sets holding the most of them, until half that is
+    left. (Sets that members only leave are `sets_left`.)"""
     if not len(manifest):
-        return set(), set()
+        return set()
     arrivals = {record: manifest.set_for(record) for record in manifest.arrivals}
     for move in moves:
         if move.old is not None:
@@ -105,8 +111,7 @@ def sets_to_read(manifest: Manifest, moves: Iterable[Move]) -> tuple[set[int], s
             left -= count
             if left <= sets.ARRIVALS_MAX // 2:
                 break
-    ids = {manifest.set_id(index) for index in fold}
-    return ids, set(ids)
+    return {manifest.set_id(index) for index in fold}
 
 
 def moves_apply(

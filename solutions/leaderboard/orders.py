@@ -283,8 +283,7 @@ def _sets_planned(
     listed: dict[str, tuple[str, int, int]] = {}  # set document id: (order, set id, version)
     for order, leaves in reached.items():
         for leaf, routed in leaves:
-            touched = moving.sets_to_read(leaf, routed)[0] | set(moving.sets_left(leaf, routed))
-            for set_id in touched - set(leaf.inline):
+            for set_id in moving.sets_reached(leaf, routed) - set(leaf.inline):
                 version = leaf.set_version(leaf.index_of(set_id))
                 listed[_set_doc_id(order, set_id)] = (order, set_id, version)
     found = {doc["_id"]: doc for doc in _by_ids(order_sets(), listed, {"v": 1, "n": 1})}
@@ -378,7 +377,7 @@ def _leaf_move(
     moving.manifest_repair(leaf, mine)
     was_inline = set(leaf.inline)
     loaded = {s: blob for s, (_v, blob) in mine.items()} | dict.fromkeys(missing, b"")
-    _read, fold = moving.sets_to_read(leaf, moves)  # (again: a repair may have changed it)
+    fold = moving.sets_to_fold(leaf, moves)  # (again: a repair may have changed it)
     rewrite = moving.moves_apply(leaf, loaded, moves, fold & set(loaded), leaving)
     leaf.inline = _inlined(leaf, rewrite) if may_inline else {}
     writes = []
