@@ -16,6 +16,7 @@ import math
 import random
 import tempfile
 from collections.abc import Iterator
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.management.base import CommandError
@@ -78,13 +79,22 @@ def scratch_database(uri: str, counter: CommandCounter) -> Iterator[None]:
         client.close()
 
 
+def _today_so_far() -> tuple[dt.datetime, dt.timedelta]:
+    """The start of today in the leaderboard time zone, and how much of today has passed."""
+    now = timezone.now()
+    zone = ZoneInfo(settings.LEADERBOARD_TIME_ZONE)
+    midnight = dt.datetime.combine(now.astimezone(zone).date(), dt.time(), tzinfo=zone)
+    return midnight, now - midnight
+
+
 def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Programmer]:
     """`size` programmers with 1 to 8 solves over the last 10 days (one today, so everybody is on
     every board), in an organization of about ORGANIZATION_SIZE and most in a country, built in
     bulk like an import: entries streamed from their solves, then every order sorted and cut
     into sets. Programmers are not saved in SQL (their ids from SEED_IDS): the reads and writes
     measured in process only use their id, handle and groups."""
-    now, now_day = timezone.now(), services.today()
+    now_day = services.today()
+    midnight, elapsed = _today_so_far()
     organizations = max(1, size // ORGANIZATION_SIZE)
     programmers = [
         Programmer(
@@ -100,7 +110,9 @@ def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Pr
             {
                 "_id": f"{programmer.pk}-{n}",
                 "points": rng.choice([10, 20, 50, 100]),
-                "solved_at": now - dt.timedelta(days=age, seconds=rng.randrange(36_000)),
+                # Inside the day `age` days ago, at a time of day today has reached: the same
+                # days, hence the same boards, whenever the bench runs.
+                "solved_at": midnight - dt.timedelta(days=age) + rng.random() * elapsed,
             }
             for n, age in enumerate([0] + [rng.randrange(10) for _ in range(rng.randrange(8))])
         ]
