@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from solutions import mongo
+from solutions.forms import users_logging_in_as
 from solutions.models import Board, Problem, Programmer
 
 
@@ -138,6 +139,16 @@ def test_a_handle_a_judge_registered_is_taken_too(db):
     response = sign_up("Judged")
     assert "That handle is taken." in response.text
     assert not User.objects.exists()
+
+
+def test_a_staff_login_name_is_taken_in_any_case_through_its_index(db):
+    # Staff made with createsuperuser have a login and no handle on the boards.
+    User.objects.create_user("Staffer", password="x" * 12)
+    response = sign_up("sTAFFER")
+    assert "That handle is taken." in response.text
+    assert not Programmer.objects.exists()
+    plan = users_logging_in_as("staffer").explain()
+    assert "USING INDEX auth_user_username_ci" in plan, plan
 
 
 @pytest.mark.parametrize("country", ["B", "BDX", "1D", "$a", "Bangladesh", "XX"])

@@ -342,12 +342,16 @@ def test_a_handle_in_any_case_is_one_read_of_the_handle_index_on_sqlite(db):
 POSTGRES_SCRIPT = """
 import json
 from django.db import connection
+from django.contrib.auth.models import User
 from solutions import selectors
+from solutions.forms import users_logging_in_as
 from solutions.models import Programmer
 handles = [f"h{n:05d}" for n in range(20000)] + ["bo9", "BO99", "bo9a", "bo8", "boa", "b-o9", "bp"]
 Programmer.objects.bulk_create(Programmer(handle=handle) for handle in handles)
+User.objects.bulk_create(User(username=handle) for handle in handles[:20000])
 with connection.cursor() as cursor:
     cursor.execute("ANALYZE solutions_programmer")
+    cursor.execute("ANALYZE auth_user")
 found = selectors.programmers_starting_with(prefix="Bo9")
 plan = found[:21].explain()
 exact = Programmer.objects.handle_is("bO99")
@@ -356,6 +360,8 @@ print(json.dumps({
     "plan": plan,
     "exact": [p.handle for p in exact],
     "exact_plan": exact.explain(),
+    "login": [u.username for u in users_logging_in_as("H00042")],
+    "login_plan": users_logging_in_as("H00042").explain(),
 }))
 """
 
@@ -385,6 +391,9 @@ def test_the_prefix_is_a_range_of_the_handle_index_on_postgresql_in_any_collatio
         # A handle in any case: one read of the same index.
         assert answer["exact"] == ["BO99"]
         assert "Index Scan using programmer_handle_ci_unique" in answer["exact_plan"]
+        # Sign-up's check of login names in any case: the index of migration 0009.
+        assert answer["login"] == ["h00042"]
+        assert "auth_user_username_ci" in answer["login_plan"], answer["login_plan"]
     finally:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as server:
             server.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -12,7 +12,7 @@ import bson
 import pytest
 
 from solutions.bench import structure as bench
-from solutions.leaderboard import orders, sets
+from solutions.leaderboard import order_documents, sets
 
 # Whole sets, so that every page reads sets of the same size at both: 20 sets, then 400 (a root
 # over one node, then a root over 7 nodes: the same levels).
@@ -120,14 +120,14 @@ def test_record_at_sorts_in_listing_order_and_its_separators_all_differ():
 def test_documents_are_as_big_as_the_store_writes_them(large):
     root = large.read(bench.ORDER)
     document = bench.node_document(bench.ORDER, root)
-    stored = bson.encode({"_id": bench.ORDER, **orders.manifest_document(root)})
+    stored = bson.encode({"_id": bench.ORDER, **order_documents.manifest_document(root)})
     assert bench.bson_size(document) == len(stored)
     assert bench.bson_size(document) == len(bson.encode(document))
     blob = bench.record_at(7) * 3
     assert bench.bson_size(bench.set_document(2**61, 3, blob)) == len(
         bson.encode(bench.set_document(2**61, 3, blob))
     )
-    assert set(bench.PAGE_FIELDS) == {"_id", *orders.PAGE, "folded"}
+    assert set(bench.PAGE_FIELDS) == {"_id", *order_documents.PAGE, "folded"}
     assert set(bench.NODE_FIELDS) == set(bench.PAGE_FIELDS) - {"hist"}
 
 

@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from solutions.leaderboard import maths, moving, orders, sets, tree
+from solutions.leaderboard import maths, moving, order_documents, sets, tree
 from tests.test_sets import journal_pairs
 
 
@@ -179,11 +179,11 @@ def test_a_manifest_written_with_two_byte_counts_reads_as_it_was_written():
     same, widened as they are read."""
     rng = random.Random(3)
     manifest, _rewrite = moving.sets_build(sorted(record(rng, pid) for pid in range(40)), fill=4)
-    document = orders.manifest_document(manifest)
+    document = order_documents.manifest_document(manifest)
     pairs = [
         sets.SCORE.unpack_from(document["pairs"], i) for i in range(0, len(document["pairs"]), 8)
     ]
     old = {k: v for k, v in document.items() if k != "pairs"}
     old["scores"] = b"".join(struct.pack(">IH", score, members) for score, members in pairs)
-    assert orders.manifest_decode(old).score_pairs == manifest.score_pairs
-    assert orders.manifest_decode(old).info(3) == manifest.info(3)
+    assert order_documents.manifest_decode(old).score_pairs == manifest.score_pairs
+    assert order_documents.manifest_decode(old).info(3) == manifest.info(3)

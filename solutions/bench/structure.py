@@ -8,9 +8,9 @@ where no database could be seeded in a minute, and shows what each operation tou
 
 - **bytes** are the BSON size of every document a real reader or writer would read and write:
   the root, each node on the path and the sets. Nodes are kept as the documents the store writes
-  (`node_document`, the fields of `orders.manifest_document` with the `_id`) and decoded
-  as `orders.manifest_decode` decodes them, readers asking only for the columns a page reads
-  (the histogram at the root only: below it nobody uses a node's).
+  (`node_document`, the fields of `order_documents.manifest_document` with the `_id`) and
+  decoded as `order_documents.manifest_decode` decodes them, readers asking only for the columns
+  a page reads (the histogram at the root only: below it nobody uses a node's).
   Only the bytes count, not the commands that would carry them;
 - **time** is the median and 95th percentile of `repeat` runs of the pure work: decoding the
   documents read, descending, applying moves, encoding the documents written. Making up a set's
@@ -38,14 +38,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from solutions.leaderboard import maths, moving, orders, sets, tree
+from solutions.leaderboard import maths, moving, order_documents, sets, tree
 
 PAGE_SIZE = 50
 FOLD_MOVES = 1_024  # the moves a journal holds before it is folded
 ORDER = "bench|20000|"  # the `_id` of the order's root, as `orders.order_id` names it
-# What a reader asks of the root for a page or a place (`orders.PAGE`, with the journal epoch),
-# of the nodes below it (the same but the histogram), and of the root for a rank
-# (`orders.HISTOGRAM`).
+# What a reader asks of the root for a page or a place (`order_documents.PAGE`, with the journal
+# epoch), of the nodes below it (the same but the histogram), and of the root for a rank
+# (`order_documents.HISTOGRAM`).
 NODE_FIELDS = ("_id", "v", "lvl", "ids", "vers", "lens", "lasts", "inline", "arrivals", "folded")
 PAGE_FIELDS = (*NODE_FIELDS, "hist")
 HISTOGRAM_FIELDS = ("_id", "hist", "folded")
@@ -132,13 +132,13 @@ def _value_size(value: object) -> int:
 
 
 def node_document(doc_id: str, node: sets.Manifest) -> dict:
-    """A node (or the root) as stored: `orders.manifest_document` with its `_id`."""
-    return {"_id": doc_id, **orders.manifest_document(node)}
+    """A node (or the root) as stored: `order_documents.manifest_document` with its `_id`."""
+    return {"_id": doc_id, **order_documents.manifest_document(node)}
 
 
 def node_decode(document: dict) -> sets.Manifest:
     """A node from the fields read, as the store decodes it."""
-    return orders.manifest_decode(document)
+    return order_documents.manifest_decode(document)
 
 
 def set_document(set_id: int, version: int, blob: bytes) -> dict:

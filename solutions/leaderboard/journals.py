@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 from bson import Binary
 
-from . import entries, groups, maths, moving, orders, sets
+from . import entries, groups, maths, moving, order_documents, orders, sets
 
 # Programmers' moves a board's journal holds before they are folded into orders. The moves of the
 # groups in the ranklists ride along uncounted: a programmer with g groups makes 38 (1 + g) moves
@@ -142,7 +142,7 @@ def journals_read(
     found: dict[str, dict] = {}
     for start in range(0, len(ids), orders.IN_MAX):
         part = ids[start : start + orders.IN_MAX]
-        fields = {**_JOURNAL, **orders.HISTOGRAM, "folded": 1}
+        fields = {**_JOURNAL, **order_documents.HISTOGRAM, "folded": 1}
         # One batch each: the server leaves a cursor open when a batch ends exactly at its size.
         found |= {
             doc["_id"]: doc
@@ -151,7 +151,7 @@ def journals_read(
             )
         }
     journals = {board: found.get(journal_id, {}) for journal_id, board in wanted.items()}
-    return journals, {order: orders.manifest_decode(found.get(order)) for order in ranked}
+    return journals, {order: order_documents.manifest_decode(found.get(order)) for order in ranked}
 
 
 def journals_swap(before: dict[str, dict], after: dict[str, dict]) -> None:

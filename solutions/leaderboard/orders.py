@@ -3,9 +3,10 @@
 **Orders** (``orders`` and ``order_sets``): the listing order of each (board, day, group), as
 sorted entry sets with a manifest (see `sets`); the manifest's histogram is the day's rank data.
 Orders are kept forward-dated like the sums, so a new day needs no cron, no rebuild and no scan:
-its order was written by the solves that made it. A manifest is one document of ``orders``
-(`manifest_document`), a set one of ``order_sets``; the boards' journals share ``orders`` with
-the manifests (see `journals`), and `reading` reads a day's order with its journal laid over it.
+its order was written by the solves that made it. A manifest is one document of ``orders``, a
+set one of ``order_sets`` (what they hold: `order_documents`); the boards' journals share
+``orders`` with the manifests (see `journals`), and `reading` reads a day's order with its
+journal laid over it.
 A group ranklist's records name groups by id: a group's scope is kept by its id in
 ``group_names``.
 
@@ -21,7 +22,6 @@ one Python process), so a solve writes a handful of documents whatever the board
 
 from __future__ import annotations
 
-import struct
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
@@ -32,6 +32,7 @@ from pymongo.errors import BulkWriteError
 
 from .. import mongo
 from . import entries, groups, moving, sets, tree
+from .order_documents import NODE, manifest_decode, manifest_document, set_records
 
 # SecantusDB checks every document an `$in` on `_id` finds against the whole list, in Python: n
 # ids cost n² comparisons (600 ids: a quarter of a second). Writers read by `$in` in at least
@@ -78,81 +79,6 @@ def _set_doc_id(order: str, set_id: int) -> str:
 # What each reader asks of a manifest: a page or a place needs the sets' lengths and last members
 # (the journal's moves are laid into the sets by them), a rank only the histogram; writers read
 # it all.
-PAGE = {
-    **{"v": 1, "lvl": 1, "ids": 1, "vers": 1, "lens": 1, "lasts": 1, "hist": 1},
-    **{"inline": 1, "arrivals": 1},
-}
-HISTOGRAM = {"hist": 1}
-NODE = {field: 1 for field in PAGE if field != "hist"}  # below the root, nobody ranks
-
-
-def manifest_decode(document: dict | None) -> sets.Manifest:
-    """A manifest from its stored columns (see `manifest_document`), as far as they were read."""
-    if document is None:
-        return sets.Manifest()
-    manifest = sets.Manifest(
-        version=document.get("v", 0),
-        ids=document.get("ids", b""),
-        versions=document.get("vers", b""),
-        lengths=document.get("lens", b""),
-        lasts=document.get("lasts"),
-        score_counts=document.get("nscores"),
-        score_pairs=_score_pairs(document),
-        histogram=sets.histogram_unpack(document.get("hist", b"")),
-        trash=document.get("trash", []),
-        arrivals=_arrivals_unpack(document.get("arrivals", b"")),
-        level=document.get("lvl", 0),
-    )
-    manifest.folded = document.get("folded", -1)
-    if document.get("inline") is not None and len(manifest) == 1:
-        only = manifest.set_id(0)
-        manifest.inline = {only: (manifest.set_version(0), bytes(document["inline"]))}
-    return manifest
-
-
-def _score_pairs(document: dict) -> bytes:
-    """The score counts of a manifest's entries: 8 bytes a pair, or 6 in a manifest written
-    before nodes counted more members than two bytes hold (widened as it is read)."""
-    if "pairs" in document:
-        return document["pairs"]
-    narrow = struct.iter_unpack(">IH", document.get("scores", b""))
-    return b"".join(sets.SCORE.pack(score, members) for score, members in narrow)
-
-
-def _arrivals_unpack(packed: bytes) -> Iterator[tuple[bytes, int]]:
-    width = 8 + sets.RECORD_BYTES
-    for i in range(0, len(packed), width):
-        yield packed[i + 8 : i + width], int.from_bytes(packed[i : i + 8], "big")
-
-
-def _arrivals_pack(arrivals: dict[bytes, int]) -> bytes:
-    return b"".join(arrivals[r].to_bytes(8, "big") + r for r in sorted(arrivals))
-
-
-def manifest_document(manifest: sets.Manifest) -> dict:
-    """A manifest as stored (a root, or a node of the tree, see `tree`): its level, one binary
-    value for each column of its entries (id, version, length, separator of the last member,
-    number of score counts), their score counts, the histogram, the records of a small order's
-    one set, the sets and nodes to delete once no reader can still be on their way to them, and
-    the arrivals (each with the id of its set)."""
-    inline = next(iter(manifest.inline.values()), None)
-    return {
-        "v": manifest.version,
-        "lvl": manifest.level,
-        "ids": Binary(bytes(manifest.ids)),
-        "vers": Binary(bytes(manifest.versions)),
-        "lens": Binary(bytes(manifest.lengths)),
-        "lasts": Binary(bytes(manifest.lasts or b"")),
-        "nscores": Binary(bytes(manifest.score_counts)),
-        "pairs": Binary(bytes(manifest.score_pairs)),
-        "hist": Binary(sets.histogram_pack(manifest.histogram)),
-        "inline": Binary(inline[1]) if inline else None,
-        "trash": manifest.trash,
-        "arrivals": Binary(_arrivals_pack(manifest.arrivals)),
-        "folded": manifest.folded,
-    }
-
-
 def _by_ids(collection: Collection, ids: Iterable, fields: dict | None = None) -> Iterator[dict]:
     """The documents with these `_id`s (the `fields` asked for, else whole), in `$in` reads of a
     few dozen ids (see IN_READS)."""
@@ -193,16 +119,6 @@ def sets_fetch(order: str, set_ids: Iterable[int]) -> dict[int, tuple[int, bytes
         return {}
     found = order_sets().find({"_id": {"$in": list(wanted)}})
     return {wanted[doc["_id"]]: (doc["v"], set_records(doc)) for doc in found}
-
-
-def set_records(document: dict) -> bytes:
-    """A set's records as readers and writers take them: those its document holds, less the
-    records it lists as gone (``g``, see `moving`)."""
-    blob = bytes(document["r"])
-    if not document.get("g"):
-        return blob
-    gone = {bytes(record) for record in document["g"]}
-    return b"".join(record for record in sets.records_of(blob) if record not in gone)
 
 
 # --- moving orders ------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from . import journals, moving, orders, sets, tree
+from . import journals, moving, order_documents, orders, sets, tree
 
 READ_RETRIES = 3
 T = TypeVar("T")
@@ -172,7 +172,7 @@ def order_read(
     scope: str,
     question: Callable[[OrderView], T],
     *,
-    fields: dict = orders.PAGE,
+    fields: dict = order_documents.PAGE,
 ) -> T:
     """Answer `question` about a board day's order, each document read at most once; again from
     the start when a writer was caught between its writes."""
@@ -188,7 +188,7 @@ def order_read(
 
 def histogram_read(board_slug: str, day_key: str, scope: str = "") -> dict[int, int]:
     """{score: number of programmers} of one board day: the journal's part and the root."""
-    return order_read(board_slug, day_key, scope, _histogram, fields=orders.HISTOGRAM)
+    return order_read(board_slug, day_key, scope, _histogram, fields=order_documents.HISTOGRAM)
 
 
 def _histogram(view: OrderView) -> dict[int, int]:
@@ -219,6 +219,6 @@ def records_before(board_slug: str, day_key: str, scope: str, probe: bytes) -> i
 def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator[sets.Member]:
     """Every member of a board day in listing order, a few sets at a time (background work such
     as rank-history snapshots: its cost grows with the board, so never on a request)."""
-    view = OrderView(board_slug, day_key, scope, last_try=True, fields=orders.PAGE)
+    view = OrderView(board_slug, day_key, scope, last_try=True, fields=order_documents.PAGE)
     for record in view.walk():
         yield sets.Member.from_record(record)

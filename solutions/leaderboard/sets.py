@@ -36,7 +36,7 @@ loses the members it was moving.
 
 A set's document may also list records that left it without it being rewritten (its **gone**
 list, see `moving`): they are no longer counted in its entry, and readers and writers leave them
-out as they read it (`orders.set_records`).
+out as they read it (`order_documents.set_records`).
 
 A reader lays the moves a board's journal holds over the manifest it read (`Manifest
 .journal_lay`, see `journals`): a member leaving counts out of its set as a
