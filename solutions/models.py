@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -44,6 +46,11 @@ class ProgrammerQuerySet(models.QuerySet):
         handle key, which the unique index on it serves at any number of programmers
         (`handle__iexact` is a LIKE on SQLite and UPPER() on PostgreSQL: a scan of the table)."""
         return self.alias(key=handle_key()).filter(key=handle.lower())
+
+    def handles_in(self, handles: Iterable[str]) -> ProgrammerQuerySet:
+        """The programmers whose handle is one of `handles` in any case: the same index, one
+        lookup a handle (an import registers its lines' handles 500 at a time)."""
+        return self.alias(key=handle_key()).filter(key__in=[h.lower() for h in handles])
 
 
 class Programmer(models.Model):

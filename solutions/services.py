@@ -16,7 +16,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Q
-from django.db.models.functions import Lower
 from django.utils import timezone
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
@@ -654,9 +653,7 @@ def _programmers_registered(handles: list[str]) -> dict[str, Programmer]:
         known = {}
         names = list(lowered)
         for start in range(0, len(names), 500):
-            query = Programmer.objects.annotate(lower=Lower("handle")).filter(
-                lower__in=names[start : start + 500]
-            )
+            query = Programmer.objects.handles_in(names[start : start + 500])
             known |= {p.handle.lower(): p for p in query}
         return known
 

@@ -337,6 +337,15 @@ def test_a_handle_in_any_case_is_one_read_of_the_handle_index_on_sqlite(db):
     assert "SCAN solutions_programmer" not in plan, plan
 
 
+def test_an_imports_handles_are_lookups_of_the_handle_index_on_sqlite(db):
+    Programmer.objects.bulk_create(Programmer(handle=h) for h in ("Bolt", "ada", "Zed"))
+    found = Programmer.objects.handles_in(["bOLT", "ZED", "nobody"])
+    assert sorted(p.handle for p in found) == ["Bolt", "Zed"]
+    plan = found.explain()
+    assert "USING INDEX programmer_handle_ci_unique" in plan, plan
+    assert "SCAN solutions_programmer" not in plan, plan
+
+
 # What the PostgreSQL test runs in a migrated database: a board of 20,000 handles and a few
 # that differ only where a linguistic collation would be wrong, then the plan of a search.
 POSTGRES_SCRIPT = """
@@ -360,6 +369,7 @@ print(json.dumps({
     "plan": plan,
     "exact": [p.handle for p in exact],
     "exact_plan": exact.explain(),
+    "several_plan": Programmer.objects.handles_in(["BO99", "h00042", "nobody"]).explain(),
     "login": [u.username for u in users_logging_in_as("H00042")],
     "login_plan": users_logging_in_as("H00042").explain(),
 }))
@@ -391,6 +401,9 @@ def test_the_prefix_is_a_range_of_the_handle_index_on_postgresql_in_any_collatio
         # A handle in any case: one read of the same index.
         assert answer["exact"] == ["BO99"]
         assert "Index Scan using programmer_handle_ci_unique" in answer["exact_plan"]
+        # An import's handles, 500 at a time: lookups of the same index.
+        assert "programmer_handle_ci_unique" in answer["several_plan"], answer["several_plan"]
+        assert "Seq Scan" not in answer["several_plan"], answer["several_plan"]
         # Sign-up's check of login names in any case: the index of migration 0009.
         assert answer["login"] == ["h00042"]
         assert "auth_user_username_ci" in answer["login_plan"], answer["login_plan"]
