@@ -148,7 +148,7 @@ def test_each_request_through_http_costs_the_same_commands_at_200_and_2000_progr
     solve_small, solve_large = small.pop("solve (API)"), large.pop("solve (API)")
     for what in ("sent", "received"):
         figures = [getattr(solve_small, what), getattr(solve_large, what)]
-        assert abs(figures[1] - figures[0]) <= 0.25 * figures[0], what
+        assert bytes_flat(figures, tolerance=0.25), what
     # The organizations' middle page names fewer at 200 (the 10 organizations make one page).
     small.pop("organizations, middle page (API)"), large.pop("organizations, middle page (API)")
     # What each other request sends is the same at both sizes (±10%).
@@ -163,7 +163,7 @@ def test_each_request_through_http_costs_the_same_commands_at_200_and_2000_progr
     # against 1.26 through the page). Held to ±25%.
     for name in ("countries ranked (page)", "countries ranked (API)"):
         figures = [small[name].received, large[name].received]
-        assert abs(figures[1] - figures[0]) <= 0.25 * figures[0], name
+        assert bytes_flat(figures, tolerance=0.25), name
     # Not for the rows that read a set of members (pages, around me): a read gets a whole set to
     # show 25 rows, and a board of 200 has one set of 200 members (10 KB) where a larger board's
     # sets hold about SET_FILL, 512 (26 KB), so at 2,000 a page receives 2.4 times the bytes it

@@ -33,9 +33,9 @@ def kilobytes(count: int) -> str:
     return f"{count / 1024:.2f}" if count < 10 * 1024 else f"{count / 1024:.1f}"
 
 
-def bytes_flat(counts: list[int]) -> bool:
-    """Whether every size's bytes are within BYTES_TOLERANCE of the smallest size's."""
-    return all(abs(count - counts[0]) <= BYTES_TOLERANCE * counts[0] for count in counts)
+def bytes_flat(counts: list[int], tolerance: float = BYTES_TOLERANCE) -> bool:
+    """Whether every size's bytes are within `tolerance` of the smallest size's."""
+    return all(abs(count - counts[0]) <= tolerance * counts[0] for count in counts)
 
 
 def _by_operation(results: Iterable[Measure]) -> dict[str, dict[int, Measure]]:

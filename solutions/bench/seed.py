@@ -93,8 +93,8 @@ def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Pr
     bulk like an import: entries streamed from their solves, then every order sorted and cut
     into sets. Programmers are not saved in SQL (their ids from SEED_IDS): the reads and writes
     measured in process only use their id, handle and groups."""
-    now_day = services.today()
     midnight, elapsed = _today_so_far()
+    now_day = services.solve_day(midnight)
     organizations = max(1, size // ORGANIZATION_SIZE)
     programmers = [
         Programmer(

@@ -20,6 +20,9 @@ from bson import Binary
 
 from . import sets
 
+# What each reader asks of a manifest: a page or a place needs the sets' lengths and last members
+# (the journal's moves are laid into the sets by them), a rank only the histogram; writers read
+# it all.
 PAGE = {
     **{"v": 1, "lvl": 1, "ids": 1, "vers": 1, "lens": 1, "lasts": 1, "hist": 1},
     **{"inline": 1, "arrivals": 1},

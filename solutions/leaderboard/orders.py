@@ -76,9 +76,6 @@ def _set_doc_id(order: str, set_id: int) -> str:
     return f"{order}|{set_id}"
 
 
-# What each reader asks of a manifest: a page or a place needs the sets' lengths and last members
-# (the journal's moves are laid into the sets by them), a rank only the histogram; writers read
-# it all.
 def _by_ids(collection: Collection, ids: Iterable, fields: dict | None = None) -> Iterator[dict]:
     """The documents with these `_id`s (the `fields` asked for, else whole), in `$in` reads of a
     few dozen ids (see IN_READS)."""
