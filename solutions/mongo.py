@@ -73,11 +73,13 @@ def get_client() -> MongoClient:
 
 
 def set_client(client: MongoClient | None) -> None:
-    """Use another client (tests point this at the embedded server or mongomock)."""
-    global _client, _client_pid, _client_made
+    """Use another client (tests point this at the embedded server or mongomock); None goes
+    back to the process's own, made impatient again (a test's command asked for patience)."""
+    global _client, _client_pid, _client_made, _patient
     with _lock:
         _client, _client_pid = client, (os.getpid() if client is not None else None)
         _client_made = False
+        _patient = _patient and client is not None
         _indexes_ready.clear()
 
 
@@ -227,7 +229,8 @@ def find_all_by_ranges(
     """Every document of `collection`, read a range of the indexed `field` at a time: the ranges
     hold about `per_read` of the `known` values (sorted) each, and together every value, known or
     not. The embedded server reads the whole of one read before its first answer: 3 million
-    solves at once are past a minute, and the socket timeout."""
+    solves at once are past a minute, and the socket timeout. Not for `_id`: the embedded server
+    serves a range of `_id` by scanning the whole collection, so each range costs a full scan."""
     start: dict = {}
     for end in known[per_read::per_read]:
         yield from collection.find({field: {**start, "$lt": end}}, projection)

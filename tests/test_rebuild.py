@@ -11,9 +11,10 @@ from io import StringIO
 import pytest
 import time_machine
 from django.core.management import CommandError, call_command
+from pymongo import MongoClient, monitoring
 
 from solutions import leaderboard, mongo, selectors, services
-from solutions.leaderboard import entries, journals, orders, sets, tree
+from solutions.leaderboard import entries, journals, orders, rebuild, sets, tree
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
 
@@ -166,3 +167,38 @@ def test_one_board_can_be_rebuilt_alone(streamed, now):
 def test_an_unknown_board_is_an_error(db):
     with pytest.raises(CommandError, match="no board 'nope'"):
         call_command("rebuild_boards", "--board", "nope")
+
+
+class EntryFinds(monitoring.CommandListener):
+    """The filter of every find on a board's entries."""
+
+    def __init__(self) -> None:
+        self.filters: list[dict] = []
+
+    def started(self, event: monitoring.CommandStartedEvent) -> None:
+        if event.command_name == "find" and event.command["find"].startswith("entries."):
+            self.filters.append(event.command.get("filter", {}))
+
+    def succeeded(self, event) -> None:
+        pass
+
+    def failed(self, event) -> None:
+        pass
+
+
+def test_the_entries_of_nobody_are_found_in_one_read_of_the_ids(mongodb, embedded_server):
+    """A rebuild removes the entries the log no longer puts on the board. The embedded server
+    serves a range of `_id` by scanning the whole collection, so finding them a range of ids at
+    a time scanned a board once per thousand programmers (hours at a million): one read of the
+    board's ids finds them all."""
+    listener = EntryFinds()
+    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[listener])
+    mongo.set_client(client)
+    collection = entries.entries("all-time")
+    collection.insert_many([{"_id": pid, "handle": f"c{pid}"} for pid in range(2_500)])
+    writer = rebuild._EntryWriter(collection, rebuild.RebuildReport("all-time"), dry_run=True)
+    writer.seen.update(pid for pid in range(2_500) if pid % 25)  # 100 of them are off the log
+    stale = writer.stale()
+    client.close()
+    assert sorted(stale) == list(range(0, 2_500, 25))
+    assert listener.filters == [{}]

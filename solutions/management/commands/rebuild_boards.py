@@ -39,6 +39,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, board: str | None, dry_run: bool, verify: bool, **options) -> None:
+        # Both read whole boards (a board's ids, a day sorted by the query) in one read each,
+        # which the embedded server answers only once it has read all of it: a million entries
+        # take it longer than a request's socket timeout.
+        mongo.patient_commands()
         boards = list(Board.objects.all() if board is None else Board.objects.filter(slug=board))
         if not boards:
             raise CommandError(f"There is no board {board!r}." if board else "There are no boards.")
