@@ -101,7 +101,9 @@ def board_indexes(board_slugs: Iterable[str] | None = None) -> dict[str, list[In
     """The indexes of the boards' entries collections (every board when `board_slugs` is None):
     `keys.$**` serves the seed's per-day query (`entries_by_key`) on real MongoDB. Nothing on a
     request path needs it (orders are read by `_id`), so it is built by the command, not at a
-    process's first use.
+    process's first use, and only on a server that reads wildcard indexes (not the embedded
+    one: `mongo.server_uses_wildcard_indexes`), where it would cost every entry written an
+    index key that no query reads.
 
     There is no `sums.$**`: no query filters or sorts on a day's sums (a day's key orders its
     members by score first, and is above zero exactly when they are on the board), and every
@@ -111,6 +113,8 @@ def board_indexes(board_slugs: Iterable[str] | None = None) -> dict[str, list[In
         from ..models import Board  # the registry calls this once the apps are ready
 
         board_slugs = Board.objects.values_list("slug", flat=True)
+    if not mongo.server_uses_wildcard_indexes():
+        return {}
     wildcard = [IndexModel([("keys.$**", ASCENDING)], name="keys_wildcard")]
     return {f"entries.{slug}": wildcard for slug in board_slugs}
 
@@ -446,7 +450,8 @@ def entries_by_key(board_slug: str, day_key: str, scope: str = "") -> Iterator[s
     """The members of a board day in listing order by the seed's query over the entries,
     ``find({"keys.D": {"$gt": 0}}).sort({"keys.D": -1})``: what its order must hold (`verify`).
     Real MongoDB serves it from the wildcard index ``keys.$**``; the embedded server (SecantusDB
-    0.7) never uses a wildcard index and scans the collection. Rebuild-time, never on a request.
+    0.7) never uses a wildcard index (so it has none, see `board_indexes`) and scans the
+    collection. Rebuild-time, never on a request.
 
     A group's scope (one of ``groups``) is filtered here, not in the query: real MongoDB serves
     a sort from a wildcard index only when the predicate and the sort are on that one field, so
