@@ -59,7 +59,10 @@ def get_client() -> MongoClient:
                 tz_aware=True,
                 connect=False,
                 serverSelectionTimeoutMS=settings.MONGODB_SERVER_TIMEOUT_MS,
-                connectTimeoutMS=settings.MONGODB_SERVER_TIMEOUT_MS,
+                # Patient, the heartbeat waits too: the embedded server answers no heartbeat
+                # while it reads a million ids (67 s), and a heartbeat that times out makes
+                # the driver cancel the read in flight (it did, after 18 s).
+                connectTimeoutMS=None if _patient else settings.MONGODB_SERVER_TIMEOUT_MS,
                 socketTimeoutMS=None if _patient else settings.MONGODB_SOCKET_TIMEOUT_MS,
                 # A write that lost its connection fails (503) instead of being sent again:
                 # sent again, it could reach a restarted server that lost what the request

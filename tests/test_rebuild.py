@@ -202,3 +202,25 @@ def test_the_entries_of_nobody_are_found_in_one_read_of_the_ids(mongodb, embedde
     client.close()
     assert sorted(stale) == list(range(0, 2_500, 25))
     assert listener.filters == [{}]
+
+
+def test_a_bulk_command_waits_for_the_server_however_long_a_read_takes(settings):
+    """`rebuild_boards` and `import_solves` make the client patient: the embedded server reads
+    the whole of a read before answering anything, heartbeats included (a board's million ids:
+    67 s), so neither the read's socket nor the heartbeat may time out; a heartbeat that did
+    made the driver cancel the read after 18 s. Back to the site's client, patience ends."""
+    mongo.set_client(None)
+    mongo.patient_commands()
+    patient = mongo.get_client()
+    mongo.set_client(None)
+    impatient = mongo.get_client()
+    try:
+        assert patient.options.pool_options.socket_timeout is None
+        assert patient.options.pool_options.connect_timeout is None
+        assert impatient.options.pool_options.connect_timeout == (
+            settings.MONGODB_SERVER_TIMEOUT_MS / 1000
+        )
+    finally:
+        mongo.set_client(None)
+        patient.close()
+        impatient.close()
