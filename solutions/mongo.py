@@ -217,8 +217,8 @@ def board_versions() -> Collection:
 # `$in` on `_id` read in pieces of this many: the embedded server checks every document it finds
 # against the whole list, so one read of n ids that all exist costs n² (5,000 took 25 s, 100 at a
 # time 1 s); ids that do not exist cost almost nothing either way. Reading 30-day entries back,
-# 25 a read cost 129 µs an entry, 100 a read 235, 10 a read 116 but more commands
-# (`tools/server_costs.py` makes such entries).
+# 25 a read cost about half what 100 did, and 10 little less than 25 for more commands
+# (`python -m tools.server_costs` measures all three).
 IDS_PER_READ = 25
 
 

@@ -6,10 +6,12 @@ the figures behind the engine's `_id` reads and behind how long an import takes.
 
 Each write row inserts the documents, 1,000 a command, into a fresh collection of a scratch
 server of its own (its data in a temporary directory, on disk as `make run` keeps it) and prints
-the microseconds a document took and its BSON size. The read rows read 1,000 of those documents
-back by `_id`: a hundred at a time with `$in`, and as one range of `_id`, which the server answers
-by scanning the whole collection. The server is one Python process: what it spends on a document
-is the floor of any bulk load through it, whatever the client does.
+the microseconds a document took and its BSON size. The read rows read 1,000 of the 30-day
+entries back whole by `_id`: so many at a time with `$in` (the server checks each document found
+against the whole list, so a long list costs more a document; `mongo.IDS_PER_READ`), and as one
+range of `_id`, which the server answers by scanning the whole collection. The server is one
+Python process: what it spends on a document is the floor of any bulk load through it, whatever
+the client does.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ def entry(n: int) -> dict:
 
 UNIQUE_KEY = IndexModel([("programmer_id", ASCENDING), ("problem", ASCENDING)], unique=True)
 WILDCARD = IndexModel([("keys.$**", ASCENDING)])
+ENTRY_ROW = ("a 30-day board's entry", entry, [])
 WRITES: list[tuple[str, Callable[[int], dict], list[IndexModel]]] = [
     ("a log line, `_id` only", log_line, []),
     ("a log line with the log's unique key", log_line, [UNIQUE_KEY]),
@@ -72,7 +75,7 @@ WRITES: list[tuple[str, Callable[[int], dict], list[IndexModel]]] = [
     (f"{2 * DAYS} int64 values (sort keys)", day_values(lambda d: SORT_KEY + d), []),
     (f"{2 * DAYS} doubles", day_values(lambda d: float(SORT_KEY + d)), []),
     (f"{2 * DAYS} datetimes", day_values(lambda d: MOMENT), []),
-    ("a 30-day board's entry", entry, []),
+    ENTRY_ROW,
     ("a 30-day board's entry, with `keys.$**`", entry, [WILDCARD]),
 ]
 
@@ -90,19 +93,21 @@ def insert_row(collection: Collection, make: Callable[[int], dict], documents: i
     return micros_each(documents, started)
 
 
+IDS_PER_IN = (100, 25, 10)
+
+
 def read_rows(collection: Collection) -> list[tuple[str, float]]:
-    """Microseconds a document read back by `_id`: 100 at a time with `$in`, then one range."""
+    """Microseconds a document read back whole: by `_id`, so many a `$in`, then as one range."""
     wanted = list(range(1_000, 2_000))
+    rows = []
+    for per_read in IDS_PER_IN:
+        started = time.perf_counter()
+        for start in range(0, len(wanted), per_read):
+            list(collection.find({"_id": {"$in": wanted[start : start + per_read]}}))
+        rows.append((f"1,000 read back by `_id`, {per_read} a `$in`", micros_each(1_000, started)))
     started = time.perf_counter()
-    for start in range(0, len(wanted), 100):
-        list(collection.find({"_id": {"$in": wanted[start : start + 100]}}, {"_id": 1}))
-    by_ids = micros_each(len(wanted), started)
-    started = time.perf_counter()
-    list(collection.find({"_id": {"$gte": wanted[0], "$lte": wanted[-1]}}, {"_id": 1}))
-    return [
-        ("1,000 read by `_id`, 100 a `$in`", by_ids),
-        ("1,000 read as one `_id` range", micros_each(len(wanted), started)),
-    ]
+    list(collection.find({"_id": {"$gte": wanted[0], "$lte": wanted[-1]}}))
+    return [*rows, ("1,000 read as one `_id` range (a scan)", micros_each(len(wanted), started))]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -123,8 +128,7 @@ def main(argv: list[str] | None = None) -> None:
                 collection.create_indexes(indexes)
             micros = insert_row(collection, make, documents)
             print(f"| {name} | {micros:.0f} | {len(bson.encode(make(0)))} |")
-        entries = database[f"row{[make for _n, make, _i in WRITES].index(entry)}"]
-        for name, micros in read_rows(entries):
+        for name, micros in read_rows(database[f"row{WRITES.index(ENTRY_ROW)}"]):
             print(f"| {name}, of {documents:,} | {micros:.0f} | |")
 
 
