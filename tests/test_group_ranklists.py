@@ -19,18 +19,18 @@ from fractions import Fraction
 from unittest import mock
 from zoneinfo import ZoneInfo
 
-import bson
 import pytest
 import time_machine
 from django.core.cache import cache
 from django.test import Client
 from django_countries.fields import Country
-from pymongo import MongoClient, monitoring
+from pymongo import MongoClient
 from pymongo.errors import AutoReconnect
 
 from solutions import account_services, leaderboard, mongo, services
 from solutions.leaderboard import groups, journals, orders, sets
 from solutions.models import Board, Problem, Programmer
+from tests.commands import CommandLog
 from tests.conftest import NOW, make_programmer, random_solves
 from tests.test_pages import ranks
 
@@ -494,24 +494,9 @@ def test_the_api_document_defines_the_score(client, db):
 # --- cost ------------------------------------------------------------------------------------
 
 
-class Replies(monitoring.CommandListener):
-    """Every MongoDB command the site sends and the size of its reply and of itself."""
-
-    def __init__(self) -> None:
-        self.commands: list[tuple[str, int]] = []
-        self.on = False
-
-    def started(self, event) -> None:
-        if self.on:
-            self.commands.append((event.command_name, len(bson.encode(event.command))))
-
-    def succeeded(self, event) -> None:
-        if self.on:
-            name, sent = self.commands[-1]
-            self.commands[-1] = (name, sent + len(bson.encode(event.reply)))
-
-    def failed(self, event) -> None:
-        pass
+def sizes(log: CommandLog) -> list[tuple[str, int]]:
+    """(name, bytes sent and received) of every command in the log."""
+    return [(command.name, command.sent + (command.received or 0)) for command in log.commands]
 
 
 def _crowd(size: int) -> None:
@@ -550,9 +535,9 @@ def _costs(size: int, embedded_server) -> dict[str, list[tuple[str, int]]]:
     Programmer.objects.all().delete()
     Problem.objects.all().delete()
     _crowd(size)
-    listener = Replies()
+    log = CommandLog(on=False)
     previous = mongo.get_client()
-    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[listener])
+    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[log])
     mongo.set_client(client)
     costs = {}
     try:
@@ -560,17 +545,16 @@ def _costs(size: int, embedded_server) -> dict[str, list[tuple[str, int]]]:
         for path in READS:
             web.get(path)  # warm up
             cache.clear()  # read afresh, as the first request after a solve does
-            listener.commands.clear()
-            listener.on = True
-            assert web.get(path).status_code == 200
-            listener.on = False
-            costs[path] = list(listener.commands)
+            log.clear()
+            with log.recording():
+                assert web.get(path).status_code == 200
+            costs[path] = sizes(log)
         solver = Programmer.objects.get(handle="crowd0001")
         problem = Problem.objects.create(slug="fresh", title="Fresh")
-        listener.on = True
-        services.solve_record(programmer=solver, problem=problem, solved_at=NOW)
-        listener.on = False
-        costs["solve"] = list(listener.commands)
+        log.clear()
+        with log.recording():
+            services.solve_record(programmer=solver, problem=problem, solved_at=NOW)
+        costs["solve"] = sizes(log)
     finally:
         mongo.set_client(previous)
         client.close()

@@ -8,37 +8,29 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from pymongo import IndexModel, MongoClient, monitoring
+from pymongo import IndexModel, MongoClient
 from pymongo.errors import DuplicateKeyError
 
 from solutions import mongo, tokens
+from tests.commands import CommandLog
 
 
-class CreateIndexesCounter(monitoring.CommandListener):
-    def __init__(self) -> None:
-        self.collections: list[str] = []
-
-    def started(self, event: monitoring.CommandStartedEvent) -> None:
-        if event.command_name == "createIndexes":
-            self.collections.append(event.command["createIndexes"])
-
-    def succeeded(self, event) -> None:
-        pass
-
-    def failed(self, event) -> None:
-        pass
+def indexed(log: CommandLog) -> list[str]:
+    """The collection of each `createIndexes` command in the log."""
+    return [command.document["createIndexes"] for command in log.named("createIndexes")]
 
 
 @pytest.fixture
-def counter():
-    return CreateIndexesCounter()
+def mongo_commands() -> CommandLog:
+    """The MongoDB commands the clients of a test send."""
+    return CommandLog()
 
 
 @pytest.fixture
-def fresh_database(embedded_server, settings, db, counter):
+def fresh_database(embedded_server, settings, db, mongo_commands):
     """An empty database, as a site deployed without running `mongo_indexes` finds it."""
     settings.MONGODB_DB = "leaderboard_test_fresh"
-    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[counter])
+    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[mongo_commands])
     client.drop_database(settings.MONGODB_DB)
     mongo.set_client(client)
     yield client[settings.MONGODB_DB]
@@ -79,12 +71,12 @@ def test_the_unique_solve_key_exists_from_the_first_use_of_the_database(fresh_da
 
 
 def test_each_process_makes_the_indexes_once_per_database_and_only_those_that_matter(
-    fresh_database, counter
+    fresh_database, mongo_commands
 ):
     mongo.solves()
-    made = list(counter.collections)
+    made = indexed(mongo_commands)
     mongo.submissions(), mongo.requests(), mongo.solves()
-    assert counter.collections == made  # once: later uses cost nothing
+    assert indexed(mongo_commands) == made  # once: later uses cost nothing
     # Unique keys and expiries of every app, not the indexes that only speed reads up.
     assert sorted(set(made)) == [
         "locks",
@@ -98,14 +90,14 @@ def test_each_process_makes_the_indexes_once_per_database_and_only_those_that_ma
     assert "keys_wildcard" not in fresh_database["entries.last-7-days"].index_information()
 
 
-def test_a_new_client_makes_sure_again(fresh_database, embedded_server, counter):
+def test_a_new_client_makes_sure_again(fresh_database, embedded_server, mongo_commands):
     mongo.solves()
-    counter.collections.clear()
-    other = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[counter])
+    mongo_commands.clear()
+    other = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[mongo_commands])
     mongo.set_client(other)
     try:
         mongo.solves()
-        assert "solves" in counter.collections
+        assert "solves" in indexed(mongo_commands)
     finally:
         other.close()
 

@@ -7,12 +7,14 @@ board shows at once."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 
 import pytest
 from django.test import Client
-from pymongo import MongoClient, monitoring
+from pymongo import MongoClient
 
 from solutions import live, mongo, selectors, services
+from tests.commands import CommandLog
 from tests.conftest import NOW
 from tests.test_pages import rows
 
@@ -30,27 +32,13 @@ def signed_in(programmer) -> Client:
     return client
 
 
-class CommandNames(monitoring.CommandListener):
-    def __init__(self) -> None:
-        self.names: list[str] = []
-
-    def started(self, event: monitoring.CommandStartedEvent) -> None:
-        self.names.append(event.command_name)
-
-    def succeeded(self, event) -> None:
-        pass
-
-    def failed(self, event) -> None:
-        pass
-
-
 @pytest.fixture
-def mongo_commands(mongodb, embedded_server):
-    """The names of the MongoDB commands the site sends (pymongo's command monitoring)."""
-    listener = CommandNames()
-    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[listener])
+def mongo_commands(mongodb, embedded_server) -> Iterator[CommandLog]:
+    """The MongoDB commands the site sends (pymongo's command monitoring)."""
+    log = CommandLog()
+    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[log])
     mongo.set_client(client)
-    yield listener.names
+    yield log
     client.close()
 
 
@@ -126,11 +114,11 @@ def test_a_burst_of_polls_with_nothing_new_costs_at_most_one_mongodb_read(
     with django_assert_num_queries(0):
         for _ in range(10):
             assert visitor.get(BOARD_LIVE, headers={"if-none-match": etag}).status_code == 304
-    assert mongo_commands == []  # the version read by the first request is still fresh
+    assert mongo_commands.names == []  # the version read by the first request is still fresh
     now.shift(live.CACHED_VERSION_SECONDS)
     for _ in range(10):
         assert visitor.get(BOARD_LIVE, headers={"if-none-match": etag}).status_code == 304
-    assert mongo_commands == ["find"]  # read again once, for every poll of that second
+    assert mongo_commands.names == ["find"]  # read again once, for every poll of that second
 
 
 def test_a_solve_shows_at_once_on_the_page_and_within_a_second_on_its_fragment(

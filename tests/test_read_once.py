@@ -11,34 +11,25 @@ from collections import Counter
 
 import pytest
 from django.test import Client
-from pymongo import MongoClient, monitoring
+from pymongo import MongoClient
 
 from solutions import mongo, selectors, services
 from solutions.leaderboard import journals, orders, sets, tree
 from solutions.models import Board, Problem, Programmer
+from tests.commands import CommandLog
 from tests.conftest import NOW, make_programmer
 
 
-class IdReads(monitoring.CommandListener):
-    """The (collection, `_id`, fields asked) of every document the site asks for by `_id`: a
+def id_reads(log: CommandLog) -> list[tuple[str, str, str]]:
+    """The (collection, `_id`, fields asked) of every document the site asked for by `_id`: a
     board's journal holds every day's part, and two days' parts are two different reads."""
-
-    def __init__(self) -> None:
-        self.reads: list[tuple[str, str, str]] = []
-
-    def started(self, event: monitoring.CommandStartedEvent) -> None:
-        if event.command_name != "find":
-            return
-        wanted = event.command.get("filter", {}).get("_id")
+    reads: list[tuple[str, str, str]] = []
+    for find in log.named("find"):
+        wanted = find.document.get("filter", {}).get("_id")
         ids = wanted.get("$in", []) if isinstance(wanted, dict) else [wanted]
-        collection, fields = event.command["find"], str(event.command.get("projection"))
-        self.reads += [(collection, str(i), fields) for i in ids if i is not None]
-
-    def succeeded(self, event) -> None:
-        pass
-
-    def failed(self, event) -> None:
-        pass
+        collection, fields = find.document["find"], str(find.document.get("projection"))
+        reads += [(collection, str(i), fields) for i in ids if i is not None]
+    return reads
 
 
 @pytest.fixture
@@ -68,15 +59,15 @@ def deep(mongodb, boards, monkeypatch, embedded_server, now):
         for problem in problems:
             services.solve_record(programmer=programmer, problem=problem, solved_at=NOW)
     assert orders.orders().find_one({"lvl": {"$gte": 2}}), "orders of several levels"
-    listener = IdReads()
-    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[listener])
+    log = CommandLog()
+    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[log])
     mongo.set_client(client)
-    yield listener
+    yield log
     client.close()
 
 
-def read_twice(listener: IdReads) -> list:
-    return [read for read, times in Counter(listener.reads).items() if times > 1]
+def read_twice(log: CommandLog) -> list:
+    return [read for read, times in Counter(id_reads(log)).items() if times > 1]
 
 
 @pytest.mark.parametrize(
@@ -91,17 +82,17 @@ def read_twice(listener: IdReads) -> list:
     ],
 )
 def test_a_request_reads_each_document_once(deep, path):
-    deep.reads.clear()
+    deep.clear()
     response = Client().get(path)
     assert response.status_code == 200
-    assert deep.reads, "the request read MongoDB"
+    assert id_reads(deep), "the request read MongoDB"
     assert read_twice(deep) == []
 
 
 def test_find_me_reads_each_document_once(deep):
     web = Client()
     web.force_login(Programmer.objects.get(handle="Alice").user)
-    deep.reads.clear()
+    deep.clear()
     response = web.get("/leaderboard/last-7-days/?find=me")
     assert response.status_code == 302 and "#me" in response["Location"]
     assert read_twice(deep) == []

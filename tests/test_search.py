@@ -20,6 +20,7 @@ from django.test.utils import CaptureQueriesContext
 
 from solutions import selectors
 from solutions.models import Board, Programmer
+from tests.commands import CommandLog
 from tests.conftest import NOW
 from tests.services_available import POSTGRES_URL, require_postgres
 from tests.test_browser import browser, live_server_http, new_tab, site  # noqa: F401  (fixtures)
@@ -292,7 +293,7 @@ def test_the_api_says_when_there_is_no_such_board(mongodb, now, boards):
 # --- cost -------------------------------------------------------------------------------------
 
 
-def costs(client: Client, url: str, commands: list[str]) -> tuple[int, int]:
+def costs(client: Client, url: str, commands: CommandLog) -> tuple[int, int]:
     """(SQL queries, MongoDB commands) of one request, with nothing cached."""
     cache.clear()
     commands.clear()

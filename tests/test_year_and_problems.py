@@ -15,17 +15,17 @@ import random
 import re
 from zoneinfo import ZoneInfo
 
-import bson
 import pytest
 import time_machine
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
-from pymongo import MongoClient, monitoring
+from pymongo import MongoClient
 
 from solutions import leaderboard, mongo, selectors, services, solvers
 from solutions.leaderboard import streaks
 from solutions.models import Problem, Programmer
+from tests.commands import CommandLog
 from tests.conftest import NOW, make_programmer, random_solves
 
 TODAY = leaderboard.epoch_day(NOW, "UTC")  # 18280, 2020-01-19
@@ -422,22 +422,9 @@ def test_the_api_document_describes_both_endpoints(client, db):
 # --- cost ------------------------------------------------------------------------------------
 
 
-class Replies(monitoring.CommandListener):
-    """Every MongoDB command the site sends and the size of its reply."""
-
-    def __init__(self) -> None:
-        self.commands: list[tuple[str, int]] = []
-        self.on = False
-
-    def started(self, event) -> None:
-        pass
-
-    def succeeded(self, event) -> None:
-        if self.on:
-            self.commands.append((event.command_name, len(bson.encode(event.reply))))
-
-    def failed(self, event) -> None:
-        pass
+def replies(log: CommandLog) -> list[tuple[str, int]]:
+    """(name, reply bytes) of every command in the log that succeeded."""
+    return [(c.name, c.received) for c in log.commands if c.received is not None]
 
 
 def _crowd(size: int, problems: list[Problem]) -> None:
@@ -471,27 +458,25 @@ def _costs(size: int, embedded_server, problems: list[Problem], alice: Programme
     Programmer.objects.exclude(pk=alice.pk).delete()
     _crowd(size, problems)
     services.solve_record(programmer=alice, problem=problems[0], solved_at=NOW)
-    listener = Replies()
+    log = CommandLog(on=False)
     previous = mongo.get_client()
-    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[listener])
+    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[log])
     mongo.set_client(client)
     costs = {}
     try:
         web = Client()
         for path in PATHS:
             web.get(path)  # warm the caches (the boards, the versions)
-            listener.commands.clear()
-            listener.on = True
-            with CaptureQueriesContext(connection) as sql:
+            log.clear()
+            with log.recording(), CaptureQueriesContext(connection) as sql:
                 assert web.get(path).status_code == 200
-            listener.on = False
-            costs[path] = [*listener.commands, ("sql", len(sql.captured_queries))]
-        listener.on = True
-        bob = Programmer.objects.create(handle="newcomer")
-        services.solve_record(programmer=bob, problem=problems[0], solved_at=NOW)
-        services.programmer_set_visibility(programmer=bob, hidden=True)
-        listener.on = False
-        costs["solve and hide"] = list(listener.commands)
+            costs[path] = [*replies(log), ("sql", len(sql.captured_queries))]
+        log.clear()
+        with log.recording():
+            bob = Programmer.objects.create(handle="newcomer")
+            services.solve_record(programmer=bob, problem=problems[0], solved_at=NOW)
+            services.programmer_set_visibility(programmer=bob, hidden=True)
+        costs["solve and hide"] = replies(log)
     finally:
         mongo.set_client(previous)
         client.close()
