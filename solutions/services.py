@@ -424,7 +424,8 @@ def entry_from_solves(
 
 
 def _log_by_programmer() -> Iterator[tuple[Programmer, list[dict]]]:
-    """The solves log in programmer order, one programmer at a time, for those on the boards.
+    """Every programmer in id order with their solves in the log: none for those off the boards
+    (hidden, banned), so that a rebuild removes what their entries still hold.
 
     Read a range of programmer ids at a time: the embedded server reads the whole of a sorted
     read before its first answer (300,000 solves took 17 s, past the socket timeout long before
@@ -443,9 +444,9 @@ def _log_by_programmer() -> Iterator[tuple[Programmer, list[dict]]]:
 
 
 def _log_range(chunk: list[Programmer]) -> list[tuple[Programmer, list[dict]]]:
-    """The solves of these programmers (in id order), those on the boards, grouped by them.
-    Grouped here, not sorted by the server: an entry does not depend on the order of its
-    solves, and the embedded server's sort is a quarter of the read."""
+    """These programmers (in id order), each with their solves (none off the boards). Grouped
+    here, not sorted by the server: an entry does not depend on the order of its solves, and
+    the embedded server's sort is a quarter of the read."""
     by_programmer: dict[int, list[dict]] = defaultdict(list)
     for solve in mongo.solves().find(
         {"programmer_id": {"$gte": chunk[0].pk, "$lte": chunk[-1].pk}},
@@ -453,9 +454,8 @@ def _log_range(chunk: list[Programmer]) -> list[tuple[Programmer, list[dict]]]:
     ):
         by_programmer[solve["programmer_id"]].append(solve)
     return [
-        (programmer, by_programmer[programmer.pk])
+        (programmer, by_programmer.get(programmer.pk, []) if programmer.on_boards else [])
         for programmer in chunk
-        if programmer.on_boards and programmer.pk in by_programmer
     ]
 
 
@@ -478,7 +478,10 @@ def boards_rebuild(
         solve_ids = [str(s["_id"]) for s in solves]
         for (window, value_of), build in zip(counting, builds, strict=True):
             entry = rebuild.entry_from_solves(window, value_of, who, solves, now_day, time_zone)
-            build.add(entry, solve_ids)
+            if entry is None:
+                build.absent(programmer.pk)
+            else:
+                build.add(entry, solve_ids)
         progress.advance(len(solves))
     reports = [build.finish(progress) for build in builds]
     if not dry_run:

@@ -11,11 +11,12 @@ from io import StringIO
 import pytest
 import time_machine
 from django.core.management import CommandError, call_command
-from pymongo import MongoClient, monitoring
+from pymongo import MongoClient
 
 from solutions import leaderboard, mongo, selectors, services
 from solutions.leaderboard import entries, journals, orders, rebuild, sets, tree
 from solutions.models import Board, Problem, Programmer
+from tests.commands import CommandLog
 from tests.conftest import NOW
 
 TODAY = leaderboard.epoch_day(NOW, "UTC")
@@ -45,6 +46,7 @@ def streamed(request, mongodb, boards_of_every_kind, monkeypatch):
         )
         for n in rng.sample(range(100), 30)
     ]
+    services.programmer_create(user=None, handle="idle")  # solves nothing
     problems = Problem.objects.bulk_create(
         Problem(slug=f"s{i}", title=f"S{i}", points=rng.choice([10, 30, 100])) for i in range(12)
     )
@@ -105,7 +107,7 @@ def stored() -> dict[str, list[dict]]:
 
 def corrupt(boards: dict[str, Board]) -> None:
     """What a bad deploy or a partial restore might leave: a lost order, an emptied set of
-    another, wrong entries, a missing entry, and an entry for nobody."""
+    another, wrong entries, a missing entry, and an entry for somebody who solved nothing."""
     key = str(TODAY)
     orders.orders().delete_one({"_id": orders.order_id("last-7-days", key)})
     # A small order keeps its members inside its manifest: lose them.
@@ -119,8 +121,12 @@ def corrupt(boards: dict[str, Board]) -> None:
     )
     entries.entries("last-7-days").delete_one({"_id": lost["_id"]})
     entries.entries("all-time").insert_one(
-        {"_id": 999_999, "handle": "ghost", "groups": [], "sums": {"all": 7}, "keys": {"all": 1}}
+        {"_id": idle().pk, "handle": "idle", "groups": [], "sums": {"all": 7}, "keys": {"all": 1}}
     )
+
+
+def idle() -> Programmer:
+    return Programmer.objects.get(handle="idle")
 
 
 def test_a_rebuild_after_corruption_gives_back_every_page_and_rank(streamed, now):
@@ -161,7 +167,7 @@ def test_one_board_can_be_rebuilt_alone(streamed, now):
     for key, value in before.items():
         if key[0] == "last-7-days":
             assert after[key] == value, key
-    assert entries.entries("all-time").find_one({"_id": 999_999}) is not None  # left alone
+    assert entries.entries("all-time").find_one({"_id": idle().pk}) is not None  # left alone
 
 
 def test_an_unknown_board_is_an_error(db):
@@ -169,39 +175,31 @@ def test_an_unknown_board_is_an_error(db):
         call_command("rebuild_boards", "--board", "nope")
 
 
-class EntryFinds(monitoring.CommandListener):
-    """The filter of every find on a board's entries."""
-
-    def __init__(self) -> None:
-        self.filters: list[dict] = []
-
-    def started(self, event: monitoring.CommandStartedEvent) -> None:
-        if event.command_name == "find" and event.command["find"].startswith("entries."):
-            self.filters.append(event.command.get("filter", {}))
-
-    def succeeded(self, event) -> None:
-        pass
-
-    def failed(self, event) -> None:
-        pass
-
-
-def test_the_entries_of_nobody_are_found_in_one_read_of_the_ids(mongodb, embedded_server):
-    """A rebuild removes the entries the log no longer puts on the board. The embedded server
-    serves a range of `_id` by scanning the whole collection, so finding them a range of ids at
-    a time scanned a board once per thousand programmers (hours at a million): one read of the
-    board's ids finds them all."""
-    listener = EntryFinds()
-    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[listener])
+def test_a_rebuild_finds_the_entries_of_programmers_off_the_board_by_their_ids(
+    mongodb, embedded_server
+):
+    """A rebuild removes the entries the log no longer puts on the board, found by reading the
+    ids of the programmers it walks, never by scanning the board: the embedded server holds a
+    whole collection decoded to scan it (a million entries: 20 GB, and the kernel stopped it)."""
+    log = CommandLog()
+    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[log])
     mongo.set_client(client)
     collection = entries.entries("all-time")
     collection.insert_many([{"_id": pid, "handle": f"c{pid}"} for pid in range(2_500)])
-    writer = rebuild._EntryWriter(collection, rebuild.RebuildReport("all-time"), dry_run=True)
-    writer.seen.update(pid for pid in range(2_500) if pid % 25)  # 100 of them are off the log
-    stale = writer.stale()
+    build = rebuild.BoardBuild("all-time", TODAY, dry_run=True)
+    for pid in range(3_000):  # 500 more programmers who were never on the board
+        if pid % 25 and pid < 2_500:
+            build.add({"_id": pid, "handle": f"c{pid}"}, solve_ids=[])
+        else:
+            build.absent(pid)
+    report = build.finish()
     client.close()
-    assert sorted(stale) == list(range(0, 2_500, 25))
-    assert listener.filters == [{}]
+    assert report.removed == 100  # 0, 25, ... 2475
+    assert report.entries == 2_400
+    reads = [find.document["filter"] for find in log.named("find")]
+    assert reads, "the stored entries were read"
+    for read in reads:
+        assert list(read) == ["_id"] and len(read["_id"]["$in"]) <= mongo.IDS_PER_READ
 
 
 def test_a_bulk_command_waits_for_the_server_however_long_a_read_takes(settings):

@@ -192,6 +192,10 @@ class BoardBuild:
         self._spill.add(document)
         self._writer.add(document)
 
+    def absent(self, programmer_id: int) -> None:
+        """A programmer the log does not put on the board: a stored entry of theirs goes."""
+        self._writer.absent(programmer_id)
+
     def finish(self, progress: Progress = QUIET) -> RebuildReport:
         """Write the rest of the entries, remove those the log no longer has, then the orders
         (`progress` is told of each order)."""
@@ -205,10 +209,10 @@ class BoardBuild:
         if writer.indexes:
             progress.phase(f"indexes of {self.board_slug}")
         writer.finish()
-        report.entries = len(writer.seen)
+        report.entries = writer.written
         report.changed_ids.sort()
         report.changed = len(report.changed_ids)
-        stale = writer.stale()
+        stale = writer.stale
         report.removed = len(stale)
         if self.dry_run:
             return report
@@ -226,7 +230,16 @@ class BoardBuild:
 
 class _EntryWriter:
     """Writes the computed entries that differ from the stored ones, a batch at a time, and
-    notes them in the report (a dry run only notes them).
+    notes them in the report (a dry run only notes them); finds the stored entries of the
+    programmers the log does not put on the board (`stale`), to be removed.
+
+    Both are found by reading the batch's ids (`$in`, point reads): a scan of the board would
+    be simpler, but the embedded server decodes every document of a collection to answer any
+    read that is not on `_id` or a plain index's values, holding them all at once (a million
+    entries are some 20 GB: the kernel stopped it). So a stored entry is found only for a
+    programmer the rebuild walks: every programmer row, since rows are never deleted (a deleted
+    account keeps its row, `account_delete`). An entry under an id no programmer has, which
+    only damage can leave, is no order's and so no page's; `rebuild_boards --verify` names it.
 
     Each batch is written by a thread of its own while the next one is computed (one write in
     flight). Into an empty collection (a first build, an import into a new site) the entries are
@@ -236,24 +249,33 @@ class _EntryWriter:
     def __init__(self, collection: Collection, report: RebuildReport, dry_run: bool) -> None:
         self.collection, self.report, self.dry_run = collection, report, dry_run
         self.was_empty = collection.estimated_document_count() == 0
-        self.seen: set[int] = set()
+        self.written = 0  # entries computed
+        self.stale: list[int] = []  # ids of stored entries the log does not put on the board
         self.batch: list[dict] = []
+        self.absent_ids: list[int] = []  # of the batch's programmers not on the board
         self.indexes = mongo.indexes_set_aside(collection) if self.was_empty and not dry_run else []
         self._writing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="entries")
         self._written: Future | None = None
 
     def add(self, document: dict) -> None:
-        self.seen.add(document["_id"])
+        self.written += 1
         self.batch.append(document)
-        if len(self.batch) == BATCH:
+        self._flush_when_full()
+
+    def absent(self, programmer_id: int) -> None:
+        if not self.was_empty:
+            self.absent_ids.append(programmer_id)
+            self._flush_when_full()
+
+    def _flush_when_full(self) -> None:
+        if len(self.batch) + len(self.absent_ids) >= BATCH:
             self.flush()
 
     def flush(self) -> None:
-        if not self.batch:
-            return
-        ids = [doc["_id"] for doc in self.batch]
+        ids = [doc["_id"] for doc in self.batch] + self.absent_ids
         found = [] if self.was_empty else mongo.find_by_ids(self.collection, ids)
         current = {doc["_id"]: comparable(doc) for doc in found}
+        self.stale += [pid for pid in self.absent_ids if pid in current]
         changed = [doc for doc in self.batch if current.get(doc["_id"]) != comparable(doc)]
         self.report.changed_ids += [doc["_id"] for doc in changed]
         if changed and not self.dry_run:
@@ -263,7 +285,7 @@ class _EntryWriter:
             ]
             self._wait()
             self._written = self._writing.submit(self.collection.bulk_write, writes, ordered=False)
-        self.batch = []
+        self.batch, self.absent_ids = [], []
 
     def _wait(self) -> None:
         """Until the write in flight is done (raising what it raised)."""
@@ -279,17 +301,6 @@ class _EntryWriter:
         finally:
             self._writing.shutdown()
         mongo.indexes_restore(self.collection, self.indexes)
-
-    def stale(self) -> list[int]:
-        """The stored entries of programmers the log no longer puts on the board: one scan of
-        the board's ids (a rebuild's tool). One, not a range of ids at a time: the embedded
-        server serves a range of `_id` by scanning the whole collection (3.5 s a range at
-        100,000 entries, so a thousand ranges at a million), and the whole of its ids in one
-        read costs about as much as one such range."""
-        if self.was_empty:
-            return []
-        found = self.collection.find({}, {"_id": 1})
-        return [doc["_id"] for doc in found if doc["_id"] not in self.seen]
 
 
 def _orders_build(
