@@ -41,10 +41,29 @@ DEFAULT_PORT = 27018
 # cause of ingest at 2.5 solves/s). The site never relies on them: every write is idempotent, and
 # a fault answers 503 for the client to retry.
 CLIENT_OPTIONS = "?retryWrites=false"
-# A cold start on a loaded machine takes a few seconds, a first one more, and the server opens
-# a big store slowly: 68 s for the 13 GB of a million programmers on five boards (60 was
-# too short for `make run` on them). A start that fails exits, and is seen at once.
-START_SECONDS = 300
+# A cold start on a loaded machine takes a few seconds, a first one more. Opening a store,
+# SecantusDB 0.7 reads every document in it back to front (`Storage._scan_max_nat_seq`, on each
+# start), so the wait grows with the store: the 13 GB of a million programmers on five boards
+# opened in 68 s from the page cache; from this machine's disk 300 s were not enough (a second
+# start, with part of it cached by the first, took 166 s more). A start that fails exits, and is
+# seen at once.
+START_SECONDS = 120
+START_SECONDS_PER_GB = 60
+
+
+def store_gb(storage: str | Path) -> float:
+    """The size of the server's store in GB (0 for ":memory:" or a store not made yet)."""
+    folder = Path(storage)
+    if storage == ":memory:" or not folder.is_dir():
+        return 0.0
+    return sum(file.stat().st_size for file in folder.iterdir() if file.is_file()) / 2**30
+
+
+def start_seconds(storage: str | Path) -> float:
+    """How long the server may take to answer, opening `storage`."""
+    return START_SECONDS + START_SECONDS_PER_GB * store_gb(storage)
+
+
 # On Ctrl-C honcho tells every process of the Procfile to stop at once and kills what is left
 # after 5 s. The server (out of honcho's reach, see EmbeddedServer) waits a second first, so the
 # web server and beat close their connections while it still answers, then stops in about 3 s.
@@ -141,6 +160,7 @@ class EmbeddedServer:
             + ["--storage-path", storage, "--log-level", "WARNING"]
         )
         self._own_session = own_session
+        self._storage = storage
         self.start()
 
     def start(self) -> None:
@@ -179,7 +199,8 @@ class EmbeddedServer:
             config.write(f"[server]\nstandalone = true\n[storage]\nttl_sweep_seconds = {sweep}\n")
         return path
 
-    def wait_until_ready(self, seconds: float = START_SECONDS) -> None:
+    def wait_until_ready(self) -> None:
+        seconds = start_seconds(self._storage)
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -258,6 +279,9 @@ def serve() -> int:
         return 0
     storage = storage_dir()
     storage.mkdir(parents=True, exist_ok=True)
+    if (size := store_gb(storage)) >= 1:
+        minutes = start_seconds(storage) / 60
+        print(f"Opening {size:.1f} GB of data: up to {minutes:.0f} minutes.", flush=True)
     try:
         server = EmbeddedServer(
             storage=str(storage), port=embedded_port(), own_session=True, quiet=False
@@ -289,8 +313,10 @@ def exec_command(command: list[str]) -> int:
     """Wait until the site's MongoDB answers, then become `command` (same process, so the
     supervisor's signals reach it), with MONGODB_URI pointing at that server."""
     uri = configured_uri()
-    if not wait_for_database(uri):
-        print(f"No MongoDB answered at {uri} within {START_SECONDS} s.", file=sys.stderr)
+    # The embedded server (no MONGODB_URI) may be opening a big store.
+    seconds = START_SECONDS if os.environ.get("MONGODB_URI") else start_seconds(storage_dir())
+    if not wait_for_database(uri, seconds):
+        print(f"No MongoDB answered at {uri} within {seconds:.0f} s.", file=sys.stderr)
         return 1
     os.environ["MONGODB_URI"] = uri
     os.execvp(command[0], command)
