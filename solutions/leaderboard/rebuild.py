@@ -209,7 +209,7 @@ class BoardBuild:
         if writer.indexes:
             progress.phase(f"indexes of {self.board_slug}")
         writer.finish()
-        report.entries = writer.written
+        report.entries = writer.computed
         report.changed_ids.sort()
         report.changed = len(report.changed_ids)
         stale = writer.stale
@@ -236,7 +236,7 @@ class _EntryWriter:
     Both are found by reading the batch's ids (`$in`, point reads): a scan of the board would
     be simpler, but the embedded server decodes every document of a collection to answer any
     read that is not on `_id` or a plain index's values, holding them all at once (a million
-    entries are some 20 GB: the kernel stopped it). So a stored entry is found only for a
+    entries are some 18 GB: the kernel stopped it). So a stored entry is found only for a
     programmer the rebuild walks: every programmer row, since rows are never deleted (a deleted
     account keeps its row, `account_delete`). An entry under an id no programmer has, which
     only damage can leave, is no order's and so no page's; `rebuild_boards --verify` names it.
@@ -249,7 +249,7 @@ class _EntryWriter:
     def __init__(self, collection: Collection, report: RebuildReport, dry_run: bool) -> None:
         self.collection, self.report, self.dry_run = collection, report, dry_run
         self.was_empty = collection.estimated_document_count() == 0
-        self.written = 0  # entries computed
+        self.computed = 0  # entries given to write (or to find unchanged)
         self.stale: list[int] = []  # ids of stored entries the log does not put on the board
         self.batch: list[dict] = []
         self.absent_ids: list[int] = []  # of the batch's programmers not on the board
@@ -258,7 +258,7 @@ class _EntryWriter:
         self._written: Future | None = None
 
     def add(self, document: dict) -> None:
-        self.written += 1
+        self.computed += 1
         self.batch.append(document)
         self._flush_when_full()
 
