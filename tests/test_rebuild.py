@@ -180,7 +180,8 @@ def test_a_rebuild_finds_the_entries_of_programmers_off_the_board_by_their_ids(
 ):
     """A rebuild removes the entries the log no longer puts on the board, found by reading the
     ids of the programmers it walks, never by scanning the board: the embedded server holds a
-    whole collection decoded to scan it (a million entries: 20 GB, and the kernel stopped it)."""
+    whole collection decoded to scan it (a million entries: some 18 GB, and the kernel stopped
+    it)."""
     log = CommandLog()
     client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[log])
     mongo.set_client(client)
