@@ -8,7 +8,7 @@ import itertools
 import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from bson import ObjectId
@@ -16,7 +16,6 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
@@ -424,8 +423,8 @@ def entry_from_solves(
 
 
 def _log_by_programmer() -> Iterator[tuple[Programmer, list[dict]]]:
-    """Every programmer in id order with their solves in the log: none for those off the boards
-    (hidden, banned), so that a rebuild removes what their entries still hold.
+    """Every programmer in id order with all their solves in the log, those off the boards
+    (hidden, banned) too: the problems' counts mark each solve counted or not.
 
     Read a range of programmer ids at a time: the embedded server reads the whole of a sorted
     read before its first answer (300,000 solves took 17 s, past the socket timeout long before
@@ -444,19 +443,16 @@ def _log_by_programmer() -> Iterator[tuple[Programmer, list[dict]]]:
 
 
 def _log_range(chunk: list[Programmer]) -> list[tuple[Programmer, list[dict]]]:
-    """These programmers (in id order), each with their solves (none off the boards). Grouped
-    here, not sorted by the server: an entry does not depend on the order of its solves, and
-    the embedded server's sort is a quarter of the read."""
+    """These programmers (in id order), each with their solves. Grouped here, not sorted by
+    the server: an entry does not depend on the order of its solves, and the embedded server's
+    sort is a quarter of the read. Whole solves, not a projection of them: the embedded server
+    copies each document it projects, a tenth of its time in an import's entries."""
     by_programmer: dict[int, list[dict]] = defaultdict(list)
     for solve in mongo.solves().find(
-        {"programmer_id": {"$gte": chunk[0].pk, "$lte": chunk[-1].pk}},
-        {"programmer_id": 1, "points": 1, "solved_at": 1},
+        {"programmer_id": {"$gte": chunk[0].pk, "$lte": chunk[-1].pk}}
     ):
         by_programmer[solve["programmer_id"]].append(solve)
-    return [
-        (programmer, by_programmer.get(programmer.pk, []) if programmer.on_boards else [])
-        for programmer in chunk
-    ]
+    return [(programmer, by_programmer.get(programmer.pk, [])) for programmer in chunk]
 
 
 def board_rebuild(*, board: Board, dry_run: bool = False) -> rebuild.RebuildReport:
@@ -465,15 +461,24 @@ def board_rebuild(*, board: Board, dry_run: bool = False) -> rebuild.RebuildRepo
 
 
 def boards_rebuild(
-    *, boards: list[Board], dry_run: bool = False, progress: rebuild.Progress = rebuild.QUIET
+    *,
+    boards: list[Board],
+    dry_run: bool = False,
+    progress: rebuild.Progress = rebuild.QUIET,
+    stats: solvers.StatsBuild | None = None,
 ) -> list[rebuild.RebuildReport]:
     """Recompute these boards' entries and orders from the `solves` log, streamed once for all
-    of them (`progress` is told of each solve read, then of each order written)."""
+    of them and for the problems' counts if `stats` is given (`progress` is told of each solve
+    read, then of each order written)."""
     now_day, time_zone = today(), settings.LEADERBOARD_TIME_ZONE
     builds = [rebuild.BoardBuild(board.slug, now_day, dry_run) for board in boards]
     counting = [(board.spec, board.value_of) for board in boards]
     progress.phase("entries", mongo.solves().estimated_document_count(), "solves")
-    for programmer, solves in _log_by_programmer():
+    for programmer, logged in _log_by_programmer():
+        if stats is not None:
+            stats.add(logged, counted=programmer.on_boards)
+        # None for those off the boards (hidden, banned): a rebuild removes their entries.
+        solves = logged if programmer.on_boards else []
         who = rebuild.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
         solve_ids = [str(s["_id"]) for s in solves]
         for (window, value_of), build in zip(counting, builds, strict=True):
@@ -482,7 +487,7 @@ def boards_rebuild(
                 build.absent(programmer.pk)
             else:
                 build.add(entry, solve_ids)
-        progress.advance(len(solves))
+        progress.advance(len(logged))
     reports = [build.finish(progress) for build in builds]
     if not dry_run:
         boards_touch([board.slug for board in boards])
@@ -557,26 +562,64 @@ class ImportReport:
     reused: list[str] = field(default_factory=list)  # ids sent before with another body
 
 
-def solves_import_batch(*, solves: list[ImportedSolve]) -> ImportReport:
-    """Log a batch of imported solves: idempotent by id (an id seen before is already present;
-    with another body it is refused), unknown handles and problems registered, each (programmer,
-    problem) counted once. Boards are not touched: `boards_rebuild_all` counts everything in one
-    pass once the whole import is logged. Solves are history, so the late limit does not apply.
+class SolvesImport:
+    """The batches of one import, logged in turn (`log`, then `finish`): idempotent by id (an id
+    seen before is already present; with another body it is refused), unknown handles and
+    problems registered, each (programmer, problem) counted once. Boards are not touched:
+    `boards_rebuild_all` counts everything in one pass once the whole import is logged. Solves
+    are history, so the late limit does not apply.
+
+    Each batch is stored (its solves, then its ids) by a thread while the caller checks the next
+    one's ids and registers its programmers: the storing is the server's work, the rest this
+    process's, and one after the other each waited for the other. An id of the batch being
+    stored is known as claimed before its record is written.
 
     Each id is recorded (`mongo.import_ids`) once its solve is logged: one write a line, where a
     claim and then its answer took two (the answers alone were a third of an import). A run
     stopped between the two leaves solves without ids; the next run logs them again, which the
     unique (programmer, problem) key turns into "already present"."""
-    report = ImportReport()
-    fresh = _import_unclaimed(solves, report)
-    programmers = _programmers_registered([s.handle for s in fresh])
-    problems = {p.slug: p for p in _problems_registered({s.problem_slug for s in fresh})}
-    documents = [
-        _imported_solve_document(
-            solve, programmers[solve.handle.lower()], problems[solve.problem_slug]
-        )
-        for solve in fresh
-    ]
+
+    def __init__(self) -> None:
+        self._storing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-store")
+        self._stored: Future | None = None
+        self._in_flight: dict[str, str] = {}  # {id: body hash} of the batch being stored
+
+    def log(self, solves: list[ImportedSolve]) -> ImportReport:
+        """Check a batch and hand it to be stored. Returns the report of the batch stored before
+        it (an empty one at first): a batch's report is known once it is stored."""
+        report = ImportReport()
+        fresh = _import_unclaimed(solves, report, self._in_flight)
+        programmers = _programmers_registered([s.handle for s in fresh])
+        problems = {p.slug: p for p in _problems_registered({s.problem_slug for s in fresh})}
+        documents = [
+            _imported_solve_document(
+                solve, programmers[solve.handle.lower()], problems[solve.problem_slug]
+            )
+            for solve in fresh
+        ]
+        before = self._wait()
+        self._in_flight = {s.key: s.body_hash for s in fresh}
+        self._stored = self._storing.submit(_import_store, fresh, documents, report)
+        return before
+
+    def finish(self) -> ImportReport:
+        """Wait for the last batch; returns its report."""
+        try:
+            return self._wait()
+        finally:
+            self._storing.shutdown()
+
+    def _wait(self) -> ImportReport:
+        if self._stored is None:
+            return ImportReport()
+        stored, self._stored = self._stored, None
+        return stored.result()
+
+
+def _import_store(
+    fresh: list[ImportedSolve], documents: list[dict], report: ImportReport
+) -> ImportReport:
+    """Log a batch's new solves, then record their ids."""
     inserted = _inserted(mongo.solves(), documents)
     report.imported = len(inserted)
     report.present += len(fresh) - report.imported
@@ -623,15 +666,18 @@ def _inserted(collection, documents: list[dict]) -> set[int]:
     return set(range(len(documents)))
 
 
-def _import_unclaimed(solves: list[ImportedSolve], report: ImportReport) -> list[ImportedSolve]:
+def _import_unclaimed(
+    solves: list[ImportedSolve], report: ImportReport, in_flight: dict[str, str]
+) -> list[ImportedSolve]:
     """The lines whose id is new (the first of a batch that repeats one); an id imported before,
-    or earlier in the batch, is already present (the same body) or refused (another body)."""
+    being stored (`in_flight`, {id: body hash}) or earlier in the batch, is already present (the
+    same body) or refused (another body)."""
+    keys = list({s.key for s in solves})
     claimed = {
         doc["_id"]: doc["body_hash"]
-        for doc in mongo.find_by_ids(
-            mongo.import_ids(), list({s.key for s in solves}), {"body_hash": 1}
-        )
+        for doc in mongo.find_by_ids(mongo.import_ids(), keys, {"body_hash": 1})
     }
+    claimed |= {key: in_flight[key] for key in keys if key in in_flight}
     fresh = []
     for solve in solves:
         if solve.key not in claimed:
@@ -677,19 +723,13 @@ def _problems_registered(slugs: set[str]) -> list[Problem]:
     return list(Problem.objects.filter(slug__in=slugs))
 
 
-def boards_rebuild_all(*, progress: rebuild.Progress = rebuild.QUIET) -> None:
+def boards_rebuild_all(
+    *, progress: rebuild.Progress = rebuild.QUIET
+) -> list[rebuild.RebuildReport]:
     """Rebuild every board and the problems' solver counts from the `solves` log (after a bulk
-    load)."""
-    boards_rebuild(boards=list(Board.objects.all()), progress=progress)
+    load, or a restore), in one pass over it."""
+    stats = solvers.StatsBuild()
+    reports = boards_rebuild(boards=list(Board.objects.all()), progress=progress, stats=stats)
     progress.phase("problems' solver counts")
-    problem_stats_rebuild()
-
-
-def problem_stats_rebuild() -> int:
-    """Recompute every problem's solver count and lists from the `solves` log, leaving out the
-    hidden and banned (a scan: for rebuilds and imports). Returns how many problems have
-    solvers."""
-    off_boards = Programmer.objects.filter(Q(hidden=True) | Q(banned=True))
-    known = list(Programmer.objects.order_by("pk").values_list("pk", flat=True))
-    off = set(off_boards.values_list("pk", flat=True))
-    return solvers.stats_rebuild(off_boards=off, programmer_ids=known)
+    stats.finish()
+    return reports

@@ -28,7 +28,7 @@ programmer) does 2 and 3 again, and 2 finds its op among the recent ones and add
 finish that comes after OPS_KEPT later moves of the same problem could count twice, and the
 repair task finishes every move older than two minutes. A counter that disagrees with the log for
 any other reason (solves logged by a bulk import, data restored from a backup) is recomputed from
-the log by `stats_rebuild` (run by `rebuild_boards` and after imports).
+the log by `StatsBuild` (after an import, in the pass over the log that builds the boards).
 
 Hiding a programmer moves each of their solves out ("-"), and their return moves them back in:
 `programmer_sync` brings every solve of one programmer to where their visibility says, so its cost
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from bson import ObjectId
@@ -203,71 +203,65 @@ def _kept(solvers: list[Solver], latest: bool) -> list[Solver]:
     return ordered[:SOLVERS_KEPT]
 
 
-def _stats_from_log(solves: Iterable[dict], off_boards: set[int]) -> dict[str, dict]:
-    """Every problem's document computed from the log (lists trimmed as they grow)."""
-    counts: dict[str, int] = defaultdict(int)
-    first: dict[str, list[Solver]] = defaultdict(list)
-    recent: dict[str, list[Solver]] = defaultdict(list)
-    for solve in solves:
-        if solve["programmer_id"] in off_boards:
-            continue
-        slug, solver = solve["problem"], Solver(solve["programmer_id"], solve["solved_at"])
-        counts[slug] += 1
-        for kept, latest in ((first, False), (recent, True)):
+class StatsBuild:
+    """Every problem's document and every solve's mark computed from the log, given a
+    programmer's solves at a time (`add`), then written (`finish`): one pass over the log can
+    rebuild the boards and these at once (`services.boards_rebuild_all`). Run while no solves
+    arrive, like a board rebuild."""
+
+    LOG_FIELDS = ("programmer_id", "problem", "solved_at", "problem_counted", "problem_move")
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = defaultdict(int)
+        self.first: dict[str, list[Solver]] = defaultdict(list)  # trimmed as they grow
+        self.recent: dict[str, list[Solver]] = defaultdict(list)
+        # {counted: [solve id]}: the solves whose mark is wrong or whose move is open.
+        self.to_mark: dict[bool, list] = {True: [], False: []}
+
+    def add(self, solves: list[dict], *, counted: bool) -> None:
+        """Solves of the log (`LOG_FIELDS`), in their problems' counts or not (`counted`: their
+        programmer is on the boards)."""
+        for solve in solves:
+            if solve.get("problem_counted") != counted or "problem_move" in solve:
+                self.to_mark[counted].append(solve["_id"])
+            if counted:
+                self._count(solve["problem"], Solver(solve["programmer_id"], solve["solved_at"]))
+
+    def _count(self, slug: str, solver: Solver) -> None:
+        self.counts[slug] += 1
+        for kept, latest in ((self.first, False), (self.recent, True)):
             kept[slug].append(solver)
             if len(kept[slug]) > 4 * SOLVERS_KEPT:
                 kept[slug] = _kept(kept[slug], latest)
 
-    def entries(solvers: list[Solver]) -> list[dict]:
-        return [{"p": s.programmer_id, "at": s.at} for s in solvers]
-
-    return {
-        slug: {
-            "_id": slug,
-            "solvers": count,
-            "first": entries(_kept(first[slug], latest=False)),
-            "recent": entries(_kept(recent[slug], latest=True)),
-            "ops": [],
-        }
-        for slug, count in counts.items()
-    }
-
-
-def stats_rebuild(*, off_boards: set[int], programmer_ids: list[int] | None = None) -> int:
-    """Recompute every problem's document from the `solves` log (a scan: a rebuild-time tool,
-    run while no solves arrive, like a board rebuild), leaving out the programmers
-    `off_boards`, and mark every solve as counted or not to match. `programmer_ids`, those
-    known in order, only set how the log is read (a range of them at a time). Returns how many
-    problems have solvers."""
-    fields = ("programmer_id", "problem", "solved_at", "problem_counted", "problem_move")
-    solves = mongo.find_all_by_ranges(
-        mongo.solves(), "programmer_id", programmer_ids or [], dict.fromkeys(fields, 1)
-    )
-    to_mark: dict[bool, list] = {True: [], False: []}
-    documents = _stats_from_log(_marks_checked(solves, off_boards, to_mark), off_boards)
-    mongo.problem_stats().delete_many({})
-    if documents:
-        mongo.problem_stats().insert_many(list(documents.values()))
-    done = {"$unset": {"problem_move": "", "problem_move_at": ""}}
-    # Only the solves whose mark is wrong or whose move is open are written, found on the way:
-    # the bulk loads log theirs already marked, and writing (or even matching on the server)
-    # every solve of a large log takes minutes.
-    for counted, ids in to_mark.items():
-        for start in range(0, len(ids), mongo.IDS_PER_READ):
-            mongo.solves().update_many(
-                {"_id": {"$in": ids[start : start + mongo.IDS_PER_READ]}},
-                {**done, "$set": {"problem_counted": counted}},
-            )
-    return len(documents)
+    def finish(self) -> int:
+        """Replace every problem's document and mend the marks. Returns how many problems have
+        solvers."""
+        documents = [
+            {
+                "_id": slug,
+                "solvers": count,
+                "first": _listed(_kept(self.first[slug], latest=False)),
+                "recent": _listed(_kept(self.recent[slug], latest=True)),
+                "ops": [],
+            }
+            for slug, count in self.counts.items()
+        ]
+        mongo.problem_stats().delete_many({})
+        if documents:
+            mongo.problem_stats().insert_many(documents)
+        done = {"$unset": {"problem_move": "", "problem_move_at": ""}}
+        # Only the solves whose mark is wrong or whose move is open are written, found on the
+        # way: the bulk loads log theirs already marked, and writing (or even matching on the
+        # server) every solve of a large log takes minutes.
+        for counted, ids in self.to_mark.items():
+            for start in range(0, len(ids), mongo.IDS_PER_READ):
+                mongo.solves().update_many(
+                    {"_id": {"$in": ids[start : start + mongo.IDS_PER_READ]}},
+                    {**done, "$set": {"problem_counted": counted}},
+                )
+        return len(documents)
 
 
-def _marks_checked(
-    solves: Iterable[dict], off_boards: set[int], to_mark: dict[bool, list]
-) -> Iterator[dict]:
-    """The solves, noting in `to_mark` ({counted: [solve id]}) those whose mark is not what
-    `off_boards` says or whose move is open."""
-    for solve in solves:
-        counted = solve["programmer_id"] not in off_boards
-        if solve.get("problem_counted") != counted or "problem_move" in solve:
-            to_mark[counted].append(solve["_id"])
-        yield solve
+def _listed(solvers: list[Solver]) -> list[dict]:
+    return [{"p": s.programmer_id, "at": s.at} for s in solvers]

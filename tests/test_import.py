@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 
-from solutions import mongo, selectors
+from solutions import mongo, selectors, services
+from solutions.management.commands import import_solves
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
 
@@ -94,6 +96,37 @@ def test_an_id_sent_again_with_another_body_is_refused(mongodb, now, history, tm
     assert "imported 0, already present 0, rejected 1" in out
     assert "id h1: used before with another body" in err
     assert not Problem.objects.filter(slug="other").exists()
+
+
+def test_an_id_repeated_while_its_first_batch_is_being_stored_is_refused(
+    mongodb, now, tmp_path, monkeypatch
+):
+    """A batch is stored while the next one is checked: the next one's check must know the ids
+    of the batch still being stored, though their records are not written yet."""
+    path = tmp_path / "repeated.jsonl"
+    first = line(id="r1", programmer="Ada", problem="two-sum", solved_at=moment(1))
+    again = line(id="r1", programmer="Grace", problem="three-sum", solved_at=moment(1))
+    path.write_text(f"{first}\n{again}\n")
+    monkeypatch.setattr(import_solves, "BATCH", 1)
+    checked = threading.Event()
+    check, store = services._import_unclaimed, services._import_store
+
+    def check_then_tell(solves, *args):
+        found = check(solves, *args)
+        if any(solve.handle == "Grace" for solve in solves):
+            checked.set()
+        return found
+
+    def store_once_the_next_is_checked(*args):
+        assert checked.wait(timeout=30)
+        return store(*args)
+
+    monkeypatch.setattr(services, "_import_unclaimed", check_then_tell)
+    monkeypatch.setattr(services, "_import_store", store_once_the_next_is_checked)
+    out, err = run(path)
+    assert "imported 1, already present 0, rejected 1" in out
+    assert "id r1: used before with another body" in err
+    assert not Programmer.objects.filter(handle="Grace").exists()
 
 
 def test_a_run_stopped_before_its_ids_were_claimed_counts_nothing_twice(mongodb, now, history):

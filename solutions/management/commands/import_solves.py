@@ -79,18 +79,19 @@ class Command(BaseCommand):
         imported = present = rejected = 0
         with self._opened(path) as lines, services.solves_bulk_logging(progress=steps):
             steps.phase("lines", _size_of(lines), "B")
+            logging = services.SolvesImport()
             for batch, bad, size in _read_ahead(_batches(lines)):
                 for number, reason in bad:
                     steps.write(self.stderr, f"line {number}: {reason}")
                 rejected += len(bad)
-                report = services.solves_import_batch(solves=batch)
+                report = logging.log(batch)  # the batch before's, now it is stored
                 imported, present = imported + report.imported, present + report.present
-                for key in report.reused:
-                    steps.write(
-                        self.stderr, f"id {key.split(':', 1)[1]}: used before with another body"
-                    )
-                rejected += len(report.reused)
+                rejected += self._refused(steps, report.reused)
                 steps.advance(size, lines=imported + present + rejected)
+            report = logging.finish()
+            imported, present = imported + report.imported, present + report.present
+            rejected += self._refused(steps, report.reused)
+            steps.advance(0, lines=imported + present + rejected)
         if imported:
             services.boards_rebuild_all(progress=steps)
         steps.close()
@@ -103,6 +104,12 @@ class Command(BaseCommand):
             for name, seconds, count, unit in steps.times:
                 done = f" ({count:,} {unit}, {count / max(seconds, 0.1):,.0f}/s)" if unit else ""
                 self.stdout.write(f"  {name}: {seconds:.1f} s{done}")
+
+    def _refused(self, steps: Steps, reused: list[str]) -> int:
+        """Report the ids used before with another body; returns how many."""
+        for key in reused:
+            steps.write(self.stderr, f"id {key.split(':', 1)[1]}: used before with another body")
+        return len(reused)
 
     @contextlib.contextmanager
     def _opened(self, path: str) -> Iterator[BinaryIO]:

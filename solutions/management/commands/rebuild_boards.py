@@ -5,6 +5,7 @@ Why it exists: every board is derived from `solves`, the log of first accepted s
 incremental updates only ever add to it. When the derived data is wrong or missing (restored
 from a partial backup, a board's window or metric changed in the admin, a bug fixed in the
 incremental path, a rank that disagrees with a count) a rebuild reproduces every board exactly.
+Rebuilding every board recounts the problems' solvers too, in the same pass over the log.
 `--dry-run` reports what would change and writes nothing.
 
 `--verify` rebuilds nothing: it compares every order that requests read (each board day kept,
@@ -56,7 +57,10 @@ class Command(BaseCommand):
             # A board added in the admin may not have its collection's indexes yet.
             mongo.ensure_indexes([b.slug for b in boards])
         # One pass over the log for every board (`services.boards_rebuild`).
-        reports = services.boards_rebuild(boards=boards, dry_run=dry_run)
+        if len(boards) == Board.objects.count() and not dry_run:
+            reports = services.boards_rebuild_all()  # and the problems' counts
+        else:
+            reports = services.boards_rebuild(boards=boards, dry_run=dry_run)
         for each, report in zip(boards, reports, strict=True):
             if dry_run:
                 changes = f"{report.changed} to rewrite, {report.removed} to remove"
