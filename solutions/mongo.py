@@ -255,8 +255,9 @@ def fixed_indexes() -> dict[str, list[IndexModel]]:
         "requests": [IndexModel([("claimed_at", ASCENDING)], expireAfterSeconds=45 * 86400)],
         "solves": [
             # A programmer solves a problem once: a re-solve is refused by this key.
+            # Also every read of the log: a programmer's solves, a range of programmers'. No
+            # read filters or sorts the whole log by time, so `solved_at` has no index.
             IndexModel([("programmer_id", ASCENDING), ("problem", ASCENDING)], unique=True),
-            IndexModel([("solved_at", ASCENDING)]),
             IndexModel([("applied", ASCENDING)], partialFilterExpression={"applied": False}),
             # The moves of problem counts a crash left unfinished (see `solvers`): only solves
             # with a move under way have the field.

@@ -150,7 +150,7 @@ def test_an_import_into_a_new_site_leaves_every_index_in_place(mongodb, now, his
         return {name: sorted(mongodb[name].index_information()) for name in collections}
 
     before = indexes()
-    assert "solved_at_1" in before["solves"] and "keys_wildcard" in before["entries.all-time"]
+    assert "applied_1" in before["solves"] and "keys_wildcard" in before["entries.all-time"]
     run(history)
     assert indexes() == before
 
