@@ -79,16 +79,16 @@ class Command(BaseCommand):
         imported = present = rejected = 0
         with self._opened(path) as lines, services.solves_bulk_logging(progress=steps):
             steps.phase("lines", _size_of(lines), "B")
-            logging = services.SolvesImport()
+            importing = services.SolvesImport()
             for batch, bad, size in _read_ahead(_batches(lines)):
                 for number, reason in bad:
                     steps.write(self.stderr, f"line {number}: {reason}")
                 rejected += len(bad)
-                report = logging.log(batch)  # the batch before's, now it is stored
+                report = importing.log(batch)  # the batch before's, now it is stored
                 imported, present = imported + report.imported, present + report.present
                 rejected += self._refused(steps, report.reused)
                 steps.advance(size, lines=imported + present + rejected)
-            report = logging.finish()
+            report = importing.finish()
             imported, present = imported + report.imported, present + report.present
             rejected += self._refused(steps, report.reused)
             steps.advance(0, lines=imported + present + rejected)
