@@ -28,7 +28,8 @@ programmer) does 2 and 3 again, and 2 finds its op among the recent ones and add
 finish that comes after OPS_KEPT later moves of the same problem could count twice, and the
 repair task finishes every move older than two minutes. A counter that disagrees with the log for
 any other reason (solves logged by a bulk import, data restored from a backup) is recomputed from
-the log by `StatsBuild` (after an import, in the pass over the log that builds the boards).
+the log by `StatsBuild`, in the pass over the log that builds every board (after an import, and
+by `rebuild_boards`).
 
 Hiding a programmer moves each of their solves out ("-"), and their return moves them back in:
 `programmer_sync` brings every solve of one programmer to where their visibility says, so its cost
