@@ -228,21 +228,6 @@ def find_by_ids(collection: Collection, ids: list, projection: dict | None = Non
         yield from collection.find({"_id": {"$in": ids[start : start + IDS_PER_READ]}}, projection)
 
 
-def find_all_by_ranges(
-    collection: Collection, field: str, known: list, projection: dict, per_read: int = 1_000
-) -> Iterator:
-    """Every document of `collection`, read a range of the indexed `field` at a time: the ranges
-    hold about `per_read` of the `known` values (sorted) each, and together every value, known or
-    not. The embedded server reads the whole of one read before its first answer: 3 million
-    solves at once are past a minute, and the socket timeout. Not for `_id`: the embedded server
-    serves a range of `_id` by scanning the whole collection, so each range costs a full scan."""
-    start: dict = {}
-    for end in known[per_read::per_read]:
-        yield from collection.find({field: {**start, "$lt": end}}, projection)
-        start = {"$gte": end}
-    yield from collection.find({field: start} if start else {}, projection)
-
-
 def fixed_indexes() -> dict[str, list[IndexModel]]:
     """The indexes of the fixed collections of `solutions`."""
     return {

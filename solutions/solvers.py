@@ -210,8 +210,6 @@ class StatsBuild:
     rebuild the boards and these at once (`services.boards_rebuild_all`). Run while no solves
     arrive, like a board rebuild."""
 
-    LOG_FIELDS = ("programmer_id", "problem", "solved_at", "problem_counted", "problem_move")
-
     def __init__(self) -> None:
         self.counts: dict[str, int] = defaultdict(int)
         self.first: dict[str, list[Solver]] = defaultdict(list)  # trimmed as they grow
@@ -220,8 +218,8 @@ class StatsBuild:
         self.to_mark: dict[bool, list] = {True: [], False: []}
 
     def add(self, solves: list[dict], *, counted: bool) -> None:
-        """Solves of the log (`LOG_FIELDS`), in their problems' counts or not (`counted`: their
-        programmer is on the boards)."""
+        """Solves of the log (their programmer, problem, time and mark), in their problems'
+        counts or not (`counted`: their programmer is on the boards)."""
         for solve in solves:
             if solve.get("problem_counted") != counted or "problem_move" in solve:
                 self.to_mark[counted].append(solve["_id"])

@@ -183,12 +183,7 @@ def test_a_file_gets_no_bar_and_verbosity_2_lists_how_long_each_step_took(
         assert step in listed
 
 
-def test_a_collection_read_by_ranges_gives_every_document_once(mongodb):
-    """Bulk reads go a range at a time (the embedded server reads a whole read before its first
-    answer); values outside the known ones, below them, between them and past them, count too."""
+def test_documents_read_by_their_ids_are_those_that_exist(mongodb):
     values = [-5, 0, 1, 2, 499, 500, 501, 777, 1_000, 1_001, 2_500, 10**12]
     mongodb["things"].insert_many([{"_id": n} for n in values])
-    known = list(range(1, 1_001))
-    found = mongo.find_all_by_ranges(mongodb["things"], "_id", known, {"_id": 1}, per_read=250)
-    assert sorted(doc["_id"] for doc in found) == values
     assert [doc["_id"] for doc in mongo.find_by_ids(mongodb["things"], [2, 3, 777])] == [2, 777]

@@ -50,14 +50,14 @@ class Command(BaseCommand):
         if verify:
             self.verify_boards(boards)
         else:
-            self.rebuild_boards(boards, dry_run)
+            self.rebuild_boards(boards, dry_run, every=board is None)
 
-    def rebuild_boards(self, boards: list[Board], dry_run: bool) -> None:
+    def rebuild_boards(self, boards: list[Board], dry_run: bool, every: bool) -> None:
         if not dry_run:
             # A board added in the admin may not have its collection's indexes yet.
             mongo.ensure_indexes([b.slug for b in boards])
         # One pass over the log for every board (`services.boards_rebuild`).
-        if len(boards) == Board.objects.count() and not dry_run:
+        if every and not dry_run:
             reports = services.boards_rebuild_all()  # and the problems' counts
         else:
             reports = services.boards_rebuild(boards=boards, dry_run=dry_run)
