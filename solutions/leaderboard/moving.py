@@ -81,14 +81,22 @@ def sets_plan(
 ) -> tuple[set[int], set[int], set[int]]:
     """(the ids of the sets a batch of moves reads whole, those of them that take their arrivals
     in, the sets members leave by a gone list): `gone_counts` gives, for each set members leave,
-    how many gone records its document lists already (None: list none, read every set left
-    whole, the writer being unsure of what the sets hold, see `orders`)."""
+    how many gone records its document lists already (None: list none, and read whole every set
+    a member leaves or joins, the writer being unsure of what the sets hold, see `orders`: a
+    member is then taken out only if it is there and put in only if it is not)."""
     fold = sets_to_fold(manifest, moves)
     left = sets_left(manifest, moves)
     if gone_counts is None:
-        return fold | set(left), fold, set()
+        return fold | set(left) | _sets_joined(manifest, moves), fold, set()
     full = {s for s, n in left.items() if gone_counts.get(s, 0) + n > sets.GONE_MAX}
     return fold | full, fold, set(left) - fold - full
+
+
+def _sets_joined(manifest: Manifest, moves: Iterable[Move]) -> set[int]:
+    """The ids of the sets members join (none in an empty manifest: a join makes its set)."""
+    if not len(manifest):
+        return set()
+    return {manifest.set_id(manifest.set_for(m.new)) for m in moves if m.new is not None}
 
 
 def sets_to_fold(manifest: Manifest, moves: Iterable[Move]) -> set[int]:
@@ -163,13 +171,19 @@ class _SetChanges:
         return self.manifest.set_id(index) in self.whole or self.manifest.set_version(index) == 0
 
     def records(self, index: int) -> list[bytes]:
-        """A written set's records (with its arrivals, when it takes them in)."""
+        """A written set's records, with its arrivals once it takes them in."""
+        set_id = self.manifest.set_id(index)
         if index not in self.members:
-            set_id = self.manifest.set_id(index)
-            taken = self.manifest.arrivals_of(set_id) if self.taking_in(index) else []
-            for record in taken:
+            self.members[index] = sorted(records_of(self.loaded.get(set_id, b"")))
+        if self.taking_in(index):
+            found = self.members[index]
+            for record in self.manifest.arrivals_of(set_id):
                 del self.manifest.arrivals[record]
-            self.members[index] = sorted(records_of(self.loaded.get(set_id, b"")) + taken)
+                position = bisect.bisect_left(found, record)
+                if position < len(found) and found[position] == record:
+                    self.change(index, record, -1)  # counted twice, in the set and waiting
+                else:
+                    found.insert(position, record)
         return self.members[index]
 
     def change(self, index: int, record: bytes, by: int) -> None:
@@ -194,21 +208,33 @@ class _SetChanges:
             self.change(index, record, -1)
 
     def join(self, record: bytes) -> None:
-        """Put a member into its set, when the set takes it in, else into the arrivals."""
+        """Put a member into its set, when the set takes it in, else into the arrivals; nowhere
+        if it is there already. A set read whole is written with the member in it, taking its
+        arrivals in as it may grow: it may hold the member already, put there by an earlier try
+        of the same fold that wrote the manifest without the member among its arrivals."""
         manifest = self.manifest
         if not len(manifest):
             manifest.splice(0, 0, [SetInfo(new_set_id(), 0, 0, separator(record), {})])
         index = manifest.set_for(record)
         if self.taking_in(index):
-            found = self.records(index)
-            position = bisect.bisect_left(found, record)
-            if position == len(found) or found[position] != record:
-                found.insert(position, record)
-                self.change(index, record, 1)
-        elif record not in manifest.arrivals:
+            self._insert(index, record)
+        elif record in manifest.arrivals:
+            return
+        elif manifest.set_id(index) in self.loaded:
+            self.whole.add(manifest.set_id(index))  # written anyway: it takes its arrivals in
+            self._insert(index, record)
+        else:
             manifest.arrivals[record] = manifest.set_id(index)
             self.change(index, record, 1)
             self.arrived.add(index)
+
+    def _insert(self, index: int, record: bytes) -> None:
+        """Put a member into a written set unless it holds it."""
+        found = self.records(index)
+        position = bisect.bisect_left(found, record)
+        if position == len(found) or found[position] != record:
+            found.insert(position, record)
+            self.change(index, record, 1)
 
 
 def _sets_replace(manifest: Manifest, changes: _SetChanges) -> Rewrite:

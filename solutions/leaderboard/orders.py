@@ -191,8 +191,9 @@ def _sets_planned(
     member out unseen, so it is written only where the fold is sure what each set holds: every
     set it reaches has the version its leaf lists (one read of their versions and gone counts
     alone) and no leaf was written by an earlier try of the same fold (a node keeps the epoch
-    of the fold that wrote it, as a root does). Elsewhere every set a member leaves is read
-    whole, and a member is taken out of it only if it is there."""
+    of the fold that wrote it, as a root does). Elsewhere every set a member leaves or joins is
+    read whole: a member is taken out only if it is there, and put in only if it is not (an
+    earlier try may have written the node, and the sets it lists, with the moves done)."""
     listed: dict[str, tuple[str, int, int]] = {}  # set document id: (order, set id, version)
     for order, leaves in reached.items():
         for leaf, routed in leaves:
