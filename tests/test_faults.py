@@ -123,6 +123,29 @@ def test_a_half_done_solve_is_finished_by_the_repair_task_with_no_request(
     assert set(every_board_lists("alice").values()) == {1}
 
 
+def test_a_batch_that_meets_an_applier_outliving_its_lease_waits_and_moves_once(
+    client, mongodb, now, judge
+):
+    """An applier that outlived its lease wrote a journal first: the batch's compare-and-swap
+    fails (`OrdersConflict`). The solve is not an error: the batch gives the lease back with
+    Alice pending, takes it again and moves her, and every board lists her once."""
+    conflict = orders.OrdersConflict("a manifest changed since it was read")
+    real_swap, swaps = orders.manifests_swap, []
+
+    def lost_the_race_once(changes):
+        swaps.append(1)
+        if len(swaps) == 1:
+            raise conflict
+        return real_swap(changes)
+
+    with mock.patch.object(orders, "manifests_swap", side_effect=lost_the_race_once):
+        response = post_solve(client, judge, id="s1", problem="p1")
+    assert response.status_code == 201 and response.json()["counted"] is True
+    assert len(swaps) >= 2
+    every_board_shows({b.slug: b for b in Board.objects.all()}, [("alice", 1)])
+    assert mongodb.solves.count_documents({"applied": True}) == 1
+
+
 @pytest.mark.parametrize("journal_max", [1024, 0], ids=["journal", "folded every solve"])
 def test_a_batch_cut_short_after_moving_the_orders_leaves_no_second_row(
     client, mongodb, now, judge, monkeypatch, journal_max

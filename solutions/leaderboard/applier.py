@@ -187,7 +187,9 @@ def _drive(token: str, me: turns.Waiter) -> None:
     out of time: list them (taking the lease if it is free), move everybody pending while
     holding it, and otherwise look every few dozen milliseconds which of them another holder
     moved, taking the lease once it is free. Only a request listed before a look can be settled
-    by it: one not listed yet is not pending because nobody listed it."""
+    by it: one not listed yet is not pending because nobody listed it. A batch that meets the
+    writes of an applier that outlived its lease (`orders.OrdersConflict`) gives the lease back
+    with everybody still pending, and the requests wait on as if another holder had it."""
     pause = APPLY_POLL_SECONDS[0]
     take = True
     while not me.settled and time.monotonic() < me.deadline:
@@ -196,9 +198,13 @@ def _drive(token: str, me: turns.Waiter) -> None:
             holder, pending = _lease_take(token, sorted({i for w in waiting for i in w.items}))
             _TURNS.mark_listed(waiting)
             if holder:
-                _batch_move(token, pending)
-                _TURNS.settle(set(pending).issuperset)  # `me` among them
-                return
+                try:
+                    _batch_move(token, pending)
+                except orders.OrdersConflict:
+                    pass  # an applier that outlived its lease wrote first: all stay pending
+                else:
+                    _TURNS.settle(set(pending).issuperset)  # `me` among them
+                    return
         time.sleep(pause)
         pause = min(pause * 1.5, APPLY_POLL_SECONDS[1])
         pending_now, free = _pending_now()
