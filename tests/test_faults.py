@@ -146,6 +146,41 @@ def test_a_batch_that_meets_an_applier_outliving_its_lease_waits_and_moves_once(
     assert mongodb.solves.count_documents({"applied": True}) == 1
 
 
+def test_a_batch_whose_entries_a_stale_applier_overtook_moves_nobody_out_twice(
+    mongodb, now, boards, alice, bob, charlie, monkeypatch
+):
+    """An applier recorded Alice's move in the journals and stopped before recording what the
+    orders hold for her (its lease then ran out). The next holder reads the entries, and before
+    it reads the journals the stale applier wakes up, records her and folds the journals: the
+    entries said less than the journals by then. The holder sees the journals changed since it
+    read the entries, gives the lease back, and its next try moves Alice from where the orders
+    hold her: every order holds every entry once."""
+    monkeypatch.setattr(journals, "JOURNAL_MAX", 0)  # every batch folds
+    monkeypatch.setattr(orders, "INLINE_MAX", 0)  # members leave sets unread, by gone lists
+    problems = many_problems(2)
+    solve_on(alice, problems[0], NOW - dt.timedelta(hours=2))
+    solve_on(bob, problems[0], NOW - dt.timedelta(hours=1))
+    solve_on(charlie, problems[0], NOW - dt.timedelta(hours=3))  # stays where Alice was
+    with orders_moved_then_lost(), pytest.raises(AutoReconnect):
+        solve_on(alice, problems[1], NOW)
+    real_read, woke = journals.journals_read, []
+
+    def stale_applier_wakes(*args):
+        if not woke:
+            woke.append(1)
+            with mock.patch.object(journals, "journals_read", real_read):
+                applier._orders_apply({(slug, alice.pk) for slug in boards})
+        return real_read(*args)
+
+    with mock.patch.object(journals, "journals_read", side_effect=stale_applier_wakes):
+        solve_on(bob, problems[1], NOW)
+    assert woke
+    today = leaderboard.epoch_day(NOW, "UTC")
+    for board in boards.values():
+        orders_hold_the_entries(board, range(today, today + board.spec.span))
+    every_board_shows(boards, [("Alice", 2), ("bob", 2), ("charlie", 1)])
+
+
 @pytest.mark.parametrize("journal_max", [1024, 0], ids=["journal", "folded every solve"])
 def test_a_batch_cut_short_after_moving_the_orders_leaves_no_second_row(
     client, mongodb, now, judge, monkeypatch, journal_max

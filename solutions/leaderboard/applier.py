@@ -13,7 +13,9 @@ batch that stops anywhere leaves its programmers pending, and every step can be 
 journal pair keeps the record the manifest holds; a fold marks its journal first, and the next
 batch finishes it before adding anything), so a retry, the next holder or the repair task
 carries on (a solve is marked applied in the ``solves`` log only once its orders moved): nothing
-is lost and nothing moves twice.
+is lost and nothing moves twice. An applier that outlives its lease can still write; whatever
+it changed first makes the next holder's batch give up with everybody pending (its journals and
+manifests are compare-and-swapped, and their versions read before the entries), to try again.
 """
 
 from __future__ import annotations
@@ -240,7 +242,15 @@ def _orders_apply(wanted: set[tuple[str, int]]) -> None:
     pending with journals and records that the next batch carries on from: a journal's part
     keeps, for each programmer, the record the manifest holds, so moving them again from an older
     record changes nothing that matters; and a fold, which forgets what it moved, only ever
-    follows the records of what it moves."""
+    follows the records of what it moves.
+
+    The journals' versions are read before the entries, and the journals must still have them
+    after: an applier that outlived its lease may append, record and fold between this batch's
+    reads, and a record of the entries older than the journals would move a programmer out of
+    a place the orders no longer hold (`orders.OrdersConflict`: everybody stays pending)."""
+    if not wanted:
+        return
+    seen = journals.journal_versions({board for board, _pid in wanted})
     behind, by_part, named = _batch_moves(wanted)
     if not behind:
         return
@@ -251,6 +261,8 @@ def _orders_apply(wanted: set[tuple[str, int]]) -> None:
         if groups.kind_of(scope)
     )
     journal_of, bases = journals.journals_read(by_part, ranked)
+    if any(journal.get("v", 0) != seen[board] for board, journal in journal_of.items()):
+        raise orders.OrdersConflict("a journal changed while the entries were read")
     if half_folded := {b: j for b, j in journal_of.items() if j.get("folding")}:
         journal_of.update(journals.journals_fold(half_folded))  # finished before anything is added
         bases = journals.journals_read((), ranked)[1]  # as the fold left them

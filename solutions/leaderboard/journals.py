@@ -129,6 +129,19 @@ def journal_append(journal: dict, parts: dict[tuple[str, str], list[moving.Move]
 _JOURNAL = {"v": 1, "epoch": 1, "folding": 1, "n": 1, "p": 1}
 
 
+def journal_versions(boards: Iterable[str]) -> dict[str, int]:
+    """{board: the version of its journal} (0 for one never written): one read of the versions
+    alone, which a batch takes before the entries (see `applier`)."""
+    wanted = {journal_id(board): board for board in boards}
+    found = {
+        doc["_id"]: doc.get("v", 0)
+        for doc in orders.orders().find(
+            {"_id": {"$in": list(wanted)}}, {"v": 1}, batch_size=len(wanted) + 1
+        )
+    }
+    return {board: found.get(journal, 0) for journal, board in wanted.items()}
+
+
 def journals_read(
     boards: Iterable[str], ranked: Iterable[str] = ()
 ) -> tuple[dict[str, dict], dict[str, sets.Manifest]]:
