@@ -47,15 +47,16 @@ def post_solve(client, judge, **body):
     )
 
 
-def fail_once(module, target: str):
-    """Make `module.target` raise as a lost connection the first time it is called."""
+def fail_once(module, target: str, error: Exception | None = None):
+    """Make `module.target` raise `error` (a lost connection by default) the first time it is
+    called."""
     real = getattr(module, target)
     calls = []
 
     def flaky(*args, **kwargs):
         calls.append(1)
         if len(calls) == 1:
-            raise AutoReconnect("connection to the server was lost")
+            raise error or AutoReconnect("connection to the server was lost")
         return real(*args, **kwargs)
 
     return mock.patch.object(module, target, side_effect=flaky)
@@ -130,18 +131,10 @@ def test_a_batch_that_meets_an_applier_outliving_its_lease_waits_and_moves_once(
     fails (`OrdersConflict`). The solve is not an error: the batch gives the lease back with
     Alice pending, takes it again and moves her, and every board lists her once."""
     conflict = orders.OrdersConflict("a manifest changed since it was read")
-    real_swap, swaps = orders.manifests_swap, []
-
-    def lost_the_race_once(changes):
-        swaps.append(1)
-        if len(swaps) == 1:
-            raise conflict
-        return real_swap(changes)
-
-    with mock.patch.object(orders, "manifests_swap", side_effect=lost_the_race_once):
+    with fail_once(orders, "manifests_swap", conflict) as swap:
         response = post_solve(client, judge, id="s1", problem="p1")
     assert response.status_code == 201 and response.json()["counted"] is True
-    assert len(swaps) >= 2
+    assert swap.call_count >= 2
     every_board_shows({b.slug: b for b in Board.objects.all()}, [("alice", 1)])
     assert mongodb.solves.count_documents({"applied": True}) == 1
 
