@@ -65,12 +65,9 @@ class StorageLost:
         return write
 
 
-@pytest.mark.parametrize("seed", range(SEEDS))
-def test_solves_stopped_at_any_write_leave_every_order_holding_every_entry_once(
-    mongodb, now, boards, monkeypatch, seed
-):
-    chance = random.Random(seed)
-    # Small sets, nodes and journals, so that forty solves split, fold and cut them often.
+def small_orders(monkeypatch, chance: random.Random) -> None:
+    """Small sets, nodes and journals drawn by `chance`, so that a few dozen solves split, fold
+    and cut them often."""
     monkeypatch.setattr(sets, "SET_MAX", chance.choice([2, 4, 8]))
     monkeypatch.setattr(sets, "SET_FILL", 2)
     monkeypatch.setattr(sets, "ARRIVALS_MAX", chance.choice([0, 2, 8]))
@@ -79,6 +76,14 @@ def test_solves_stopped_at_any_write_leave_every_order_holding_every_entry_once(
     monkeypatch.setattr(journals, "JOURNAL_MAX", chance.choice([0, 2, 8]))
     monkeypatch.setattr(tree, "NODE_MAX", chance.choice([2, 4]))
     monkeypatch.setattr(tree, "NODE_FILL", 2)
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_solves_stopped_at_any_write_leave_every_order_holding_every_entry_once(
+    mongodb, now, boards, monkeypatch, seed
+):
+    chance = random.Random(seed)
+    small_orders(monkeypatch, chance)
     people = [make_programmer(f"p{n:02d}") for n in range(10)]
     problems = [Problem.objects.create(slug=f"c{i}", title=f"C{i}", answer="1") for i in range(6)]
     for _solve in range(40):

@@ -13,9 +13,11 @@ batch that stops anywhere leaves its programmers pending, and every step can be 
 journal pair keeps the record the manifest holds; a fold marks its journal first, and the next
 batch finishes it before adding anything), so a retry, the next holder or the repair task
 carries on (a solve is marked applied in the ``solves`` log only once its orders moved): nothing
-is lost and nothing moves twice. An applier that outlives its lease can still write; whatever
-it changed first makes the next holder's batch give up with everybody pending (its journals and
-manifests are compare-and-swapped, and their versions read before the entries), to try again.
+is lost and nothing moves twice. An applier that outlives its lease can still write, but the
+sets and nodes it writes are new documents that nothing lists (see `moving`), and whatever it
+changed first of what is listed makes the next holder's batch give up with everybody pending
+(journals, manifests and gone lists are compare-and-swapped, the journals' versions read before
+the entries), to try again. `tests/test_stale_applier.py` interleaves two appliers so.
 """
 
 from __future__ import annotations

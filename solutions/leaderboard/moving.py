@@ -10,11 +10,17 @@ rewriting the set (a solve's members leave from anywhere in the order, so rewrit
 left was most of a fold's bytes). A set is read and rewritten when it takes its arrivals in, or
 when its gone records would pass sets.GONE_MAX (`sets_plan` says which sets a batch reads whole
 and which it leaves by a gone list). A set past SET_MAX is cut in two new sets; an empty one
-is dropped. A record
-is removed only if it is there and inserted only if it is not, so the same moves applied twice
-change nothing, and a set written whose manifest was not (a writer stopped between the two) is
-recomputed from the set as it is (`manifest_repair`). `sets_build` makes a manifest and its sets
-from records already sorted (rebuilds and bulk loads).
+is dropped.
+
+**A set's document is never written over.** A set written anew is a new document under a new id,
+and the manifest lists it in place of the old one, deleted once nothing lists it; only a gone
+list is added to a set in place, at the version the writer checked. So whatever an applier that
+outlived its lease writes from what it read before the holder's folds is a document nothing
+lists, or a gone list its version check refuses. A record is removed only if it is there and
+inserted only if it is not, so the same moves applied twice change nothing, and a set whose gone
+list was written but not its manifest (a writer stopped between the two) is recomputed from the
+set as it is (`manifest_repair`). `sets_build` makes a manifest and its sets from records
+already sorted (rebuilds and bulk loads).
 
 Pure, like `sets`: `orders` reads and writes what it changes.
 """
@@ -47,12 +53,11 @@ class Move:
 
 @dataclass
 class Rewrite:
-    """What a batch of moves changed: {set id: (version, records blob)} to write (`created`:
-    those never stored before), {set id: (version, records)} to list as gone beside a set's
-    records, and set ids the manifest no longer lists."""
+    """What a batch of moves changed: {set id: (version, records blob)} to write (each a new
+    document), {set id: (version, records)} to list as gone beside a set's records, and set ids
+    the manifest no longer lists."""
 
     written: dict[int, tuple[int, bytes]] = field(default_factory=dict)
-    created: set[int] = field(default_factory=set)
     gone: dict[int, tuple[int, list[bytes]]] = field(default_factory=dict)
     dropped: list[int] = field(default_factory=list)
 
@@ -238,9 +243,9 @@ class _SetChanges:
 
 
 def _sets_replace(manifest: Manifest, changes: _SetChanges) -> Rewrite:
-    """Put the changed sets back (a new version under the same id), split full ones into new
-    sets and drop empty ones, and count the arrivals and gone records of the others, with their
-    manifest entries (last first, so indexes hold)."""
+    """Put the changed sets back (each under a new id), split full ones into new sets and drop
+    empty ones, and count the arrivals and gone records of the others, with their manifest
+    entries (last first, so indexes hold)."""
     rewrite = Rewrite()
     members = changes.members
     for index in sorted(set(members) | changes.arrived | set(changes.gone), reverse=True):
@@ -253,11 +258,11 @@ def _sets_replace(manifest: Manifest, changes: _SetChanges) -> Rewrite:
         if records is None and index in changes.gone and scores:
             entries = _entries_gone(rewrite, info, changes.gone[index], scores, waiting)
         elif records is None or (not records and waiting):
-            entries = _entries_waiting(rewrite, info, records, scores, waiting)
+            entries = _entries_waiting(rewrite, manifest, info, records, scores, waiting)
         elif not records:
             entries = _entries_dropped(rewrite, info)
         elif len(records) <= sets.SET_MAX:
-            entries = _entries_rewritten(rewrite, info, records, scores, waiting)
+            entries = _entries_rewritten(rewrite, manifest, info, records, scores, waiting)
         else:
             entries = _entries_split(rewrite, info, records)
         manifest.splice(index, 1, entries)
@@ -266,6 +271,7 @@ def _sets_replace(manifest: Manifest, changes: _SetChanges) -> Rewrite:
 
 def _entries_waiting(
     rewrite: Rewrite,
+    manifest: Manifest,
     info: SetInfo,
     records: list[bytes] | None,
     scores: dict[int, int],
@@ -276,12 +282,24 @@ def _entries_waiting(
     one of them."""
     if not scores:
         return _entries_dropped(rewrite, info)
-    version = info.version
+    set_id, version = info.set_id, info.version
     if records is not None:  # written empty, its members all waiting
-        version += 1
-        rewrite.written[info.set_id] = (version, b"")
+        set_id, version = _renamed(rewrite, manifest, info), version + 1
+        rewrite.written[set_id] = (version, b"")
     lasts = [info.last if records is None else b"", *map(separator, waiting[-1:])]
-    return [SetInfo(info.set_id, version, sum(scores.values()), max(lasts), scores)]
+    return [SetInfo(set_id, version, sum(scores.values()), max(lasts), scores)]
+
+
+def _renamed(rewrite: Rewrite, manifest: Manifest, info: SetInfo) -> int:
+    """A new id for a set written anew, its arrivals still waiting moved to it: a set's document
+    is never written over, so that an applier that outlived its lease, writing what it read
+    before the holder's folds, can only ever make documents that nothing lists. The old one is
+    deleted once the manifest no longer lists it."""
+    set_id = new_set_id()
+    _entries_dropped(rewrite, info)
+    for record in manifest.arrivals_of(info.set_id):
+        manifest.arrivals[record] = set_id
+    return set_id
 
 
 def _entries_gone(
@@ -309,18 +327,18 @@ def _entries_dropped(rewrite: Rewrite, info: SetInfo) -> list[SetInfo]:
 
 def _entries_rewritten(
     rewrite: Rewrite,
+    manifest: Manifest,
     info: SetInfo,
     records: list[bytes],
     scores: dict[int, int],
     waiting: list[bytes],
 ) -> list[SetInfo]:
-    """The entry of a set written anew under its id, counting the arrivals still waiting."""
+    """The entry of a set written anew (under a new id), counting the arrivals still waiting."""
     version = info.version + 1
-    rewrite.written[info.set_id] = (version, b"".join(records))
-    if info.version == 0:
-        rewrite.created.add(info.set_id)
+    set_id = _renamed(rewrite, manifest, info)
+    rewrite.written[set_id] = (version, b"".join(records))
     last = max([separator(records[-1]), *map(separator, waiting[-1:])])
-    return [SetInfo(info.set_id, version, len(records) + len(waiting), last, scores)]
+    return [SetInfo(set_id, version, len(records) + len(waiting), last, scores)]
 
 
 def _entries_split(rewrite: Rewrite, info: SetInfo, records: list[bytes]) -> list[SetInfo]:
@@ -330,7 +348,6 @@ def _entries_split(rewrite: Rewrite, info: SetInfo, records: list[bytes]) -> lis
     parts = [SetInfo.of(new_set_id(), 1, part) for part in _split(records)]
     for part, part_records in zip(parts, _split(records), strict=True):
         rewrite.written[part.set_id] = (1, b"".join(part_records))
-        rewrite.created.add(part.set_id)
     if info.version:
         rewrite.dropped.append(info.set_id)
     return parts
@@ -369,7 +386,6 @@ def sets_build(ordered: Iterable[bytes], fill: int | None = None) -> tuple[Manif
     def flush() -> None:
         set_id = new_set_id()
         rewrite.written[set_id] = (1, b"".join(chunk))
-        rewrite.created.add(set_id)
         infos.append(SetInfo.of(set_id, 1, chunk))
         chunk.clear()
 

@@ -44,7 +44,7 @@ def manifest_decode(document: dict | None) -> sets.Manifest:
         score_counts=document.get("nscores"),
         score_pairs=_score_pairs(document),
         histogram=sets.histogram_unpack(document.get("hist", b"")),
-        trash=document.get("trash", []),
+        trash=_ids_unpack(document.get("trash", b"")),
         arrivals=_arrivals_unpack(document.get("arrivals", b"")),
         level=document.get("lvl", 0),
     )
@@ -64,6 +64,13 @@ def _score_pairs(document: dict) -> bytes:
     return b"".join(sets.SCORE.pack(score, members) for score, members in narrow)
 
 
+def _ids_unpack(packed: bytes | list[int]) -> list[int]:
+    """Set and node ids packed 8 bytes each (a list of numbers in documents of earlier code)."""
+    if isinstance(packed, list):
+        return packed
+    return [int.from_bytes(packed[i : i + 8], "big") for i in range(0, len(packed), 8)]
+
+
 def _arrivals_unpack(packed: bytes) -> Iterator[tuple[bytes, int]]:
     width = 8 + sets.RECORD_BYTES
     for i in range(0, len(packed), width):
@@ -78,8 +85,8 @@ def manifest_document(manifest: sets.Manifest) -> dict:
     """A manifest as stored (a root, or a node of the tree, see `tree`): its level, one binary
     value for each column of its entries (id, version, length, separator of the last member,
     number of score counts), their score counts, the histogram, the records of a small order's
-    one set, the sets and nodes to delete once no reader can still be on their way to them, and
-    the arrivals (each with the id of its set)."""
+    one set, the ids (8 bytes each) of the sets and nodes to delete once no reader can still be
+    on their way to them, and the arrivals (each with the id of its set)."""
     inline = next(iter(manifest.inline.values()), None)
     return {
         "v": manifest.version,
@@ -92,7 +99,7 @@ def manifest_document(manifest: sets.Manifest) -> dict:
         "pairs": Binary(bytes(manifest.score_pairs)),
         "hist": Binary(sets.histogram_pack(manifest.histogram)),
         "inline": Binary(inline[1]) if inline else None,
-        "trash": manifest.trash,
+        "trash": Binary(b"".join(set_id.to_bytes(8, "big") for set_id in manifest.trash)),
         "arrivals": Binary(_arrivals_pack(manifest.arrivals)),
         "folded": manifest.folded,
     }

@@ -126,9 +126,11 @@ def manifests_move(folding: dict[str, tuple[int, list[moving.Move]]]) -> None:
     the moves reach a level at a time (see `tree`), then the sets they touch (`$in` reads),
     write the changed sets and nodes (one bulk), then the roots (one bulk). `folding`: {order:
     (the journal epoch, its moves)}; a root that holds that epoch already (a fold stopped midway
-    wrote it) is left as it is. Only the lease holder writes; still, a set or a node is written
-    over only at the version read and a root is compare-and-swapped on its version, so an
-    applier that outlived its lease can never overwrite a newer state (`OrdersConflict`)."""
+    wrote it) is left as it is. Only the lease holder writes; still, no set or node is ever
+    written over (each written is a new document under a new id, and a gone list is pushed only
+    at the version checked), and only a root, compare-and-swapped on its version, makes them
+    listed: an applier that outlived its lease can only leave documents that nothing lists
+    (`OrdersConflict`)."""
     manifests = manifests_read(folding)
     by_order: dict[str, list[moving.Move]] = {}
     for order, (epoch, moves) in folding.items():
@@ -149,14 +151,14 @@ def manifests_move(folding: dict[str, tuple[int, list[moving.Move]]]) -> None:
         root, below = manifests[order], nodes[order]
         writes, swap = _order_move(order, root, below, stored[order], moves, leaving[order])
         set_writes += writes
-        expected_matches += sum(isinstance(w, ReplaceOne | UpdateOne) for w in writes)
+        expected_matches += sum(isinstance(w, UpdateOne) for w in writes)
         swaps.append(swap)
     if set_writes:
         try:
             result = order_sets().bulk_write(set_writes, ordered=False)
         except BulkWriteError as error:
             raise OrdersConflict("a set was written since it was read") from error
-        if result.matched_count + result.upserted_count < expected_matches:
+        if result.matched_count < expected_matches:
             raise OrdersConflict("a set changed since it was read")
     manifests_swap(swaps)
 
@@ -259,14 +261,9 @@ def _order_move(
     else:
         tree.tree_apply(root, moves, nodes, leaf_apply, rewrite)
     tree.root_settle(root, rewrite)
-    for node_id, node in rewrite.written.items():
+    for node_id, node in rewrite.written.items():  # new documents, like sets (see `tree`)
         node.folded = root.folded
-        document = manifest_document(node)
-        doc_id = _set_doc_id(order, node_id)
-        if node_id in rewrite.created:
-            writes.append(ReplaceOne({"_id": doc_id}, document, upsert=True))
-        else:  # over the version read only
-            writes.append(ReplaceOne({"_id": doc_id, "v": node.version - 1}, document, upsert=True))
+        writes.append(InsertOne({"_id": _set_doc_id(order, node_id), **manifest_document(node)}))
     root.version += 1
     # Sets and nodes no longer listed are deleted by the next writer.
     root.trash = trash + rewrite.dropped
@@ -284,8 +281,8 @@ def _leaf_move(
 ) -> list:
     """The set writes that apply `moves` to the sets of a node of level 0 (or a root of level 0,
     which may keep a small order's one set inside itself), the sets it drops added to `trash`:
-    a set read whole is written whole, over the version read; a set of `leaving` gets the
-    records that left it pushed on its gone list, at the version checked."""
+    a set read whole is written whole, as a new document (see `moving`); a set of `leaving` gets
+    the records that left it pushed on its gone list, at the version checked."""
     missing = {s for s, (version, _blob) in stored.items() if version is None}
     mine = {**leaf.inline, **{s: vb for s, vb in stored.items() if s not in missing}}
     moving.manifest_repair(leaf, mine)
@@ -294,16 +291,11 @@ def _leaf_move(
     fold = moving.sets_to_fold(leaf, moves)  # (again: a repair may have changed it)
     rewrite = moving.moves_apply(leaf, loaded, moves, fold & set(loaded), leaving)
     leaf.inline = _inlined(leaf, rewrite) if may_inline else {}
-    writes = []
-    for set_id, (version, blob) in rewrite.written.items():
-        if set_id in leaf.inline:
-            continue
-        document = {"v": version, "r": Binary(blob)}
-        doc_id = _set_doc_id(order, set_id)
-        if set_id in rewrite.created or set_id in was_inline:
-            writes.append(ReplaceOne({"_id": doc_id}, document, upsert=True))
-        else:  # over the version read only (a set listed but lost is written again)
-            writes.append(ReplaceOne({"_id": doc_id, "v": version - 1}, document, upsert=True))
+    writes: list = [
+        InsertOne({"_id": _set_doc_id(order, set_id), "v": version, "r": Binary(blob)})
+        for set_id, (version, blob) in rewrite.written.items()
+        if set_id not in leaf.inline
+    ]
     for set_id, (version, records) in rewrite.gone.items():
         change = {
             "$set": {"v": version},
@@ -311,9 +303,8 @@ def _leaf_move(
             "$inc": {"n": len(records)},
         }
         writes.append(UpdateOne({"_id": _set_doc_id(order, set_id), "v": version - 1}, change))
-    # Sets no longer listed, or now kept inside the manifest.
+    # Sets no longer listed (a set kept inside the manifest was never stored).
     trash += [s for s in rewrite.dropped if s not in was_inline]
-    trash += [s for s in leaf.inline if s not in was_inline and s not in rewrite.created]
     return writes
 
 

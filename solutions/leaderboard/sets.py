@@ -27,12 +27,12 @@ whole would grow with the board. Sets are only cut between members whose first
 
 **Everything in a manifest is computed from the sets' contents** (`SetInfo.of`), kept up to date
 by each move (a record is removed only if it is there and inserted only if it is not, and the
-counts change with it), so applying the same moves twice changes nothing. Each set carries a
-version that its manifest entry repeats: a set written whose manifest was not (a writer stopped
-between the two) shows a mismatch, and the next writer recomputes that entry from the set as it
-is (`moving.manifest_repair`). A set that splits is written anew under new ids and the old one is
-only dropped once the manifest no longer lists it (`Manifest.trash`), so a stopped writer never
-loses the members it was moving.
+counts change with it), so applying the same moves twice changes nothing. A set written anew
+(changed or split) is written under a new id, and the old one is only deleted once the manifest
+no longer lists it (`Manifest.trash`), so a stopped writer never loses the members it was moving.
+Each set carries a version that its manifest entry repeats: a set whose gone list was written
+but not its manifest (a writer stopped between the two) shows a mismatch, and the next writer
+recomputes that entry from the set as it is (`moving.manifest_repair`).
 
 A set's document may also list records that left it without it being rewritten (its **gone**
 list, see `moving`): they are no longer counted in its entry, and readers and writers leave them

@@ -27,10 +27,13 @@ fold would move, and 2 MB at 25 million. So an order is a tree of manifests, the
 **Writers** route moves down the same way (`moves_route`), apply them at the nodes of level 0
 (`orders`' `leaf_apply`: `moving.moves_apply` with its repairs and writes), then recompute each
 changed node's entry from the node (`node_entry`), bottom up (`tree_apply`). Only the nodes the
-moves reach are read and written. Every node carries a version that its parent's entry repeats,
-so a writer stopped between writing a node and its parent leaves a mismatch that the next
-writer recomputes from the node (`nodes_repair`), as a manifest does for its sets; a node that
-is cut is left as it was until its parent stops listing it (its id goes to the parent's trash).
+moves reach are read and written. Like a set (see `moving`), a node is never written over: a
+node changed is written as a new node under a new id, and the old one, like a node that is cut,
+is left as it was until its parent stops listing it (its id goes to the root's trash). So a
+writer stopped anywhere, or one that outlived its lease, leaves only nodes that nothing lists
+until the root is swapped. Every node carries a version that its parent's entry repeats; a
+mismatch, which only nodes written over by earlier code can show, is recomputed from the node
+(`nodes_repair`), as a manifest does for its sets.
 
 This module is pure, like `sets`: `orders` writes the nodes and `reading` reads them.
 """
@@ -52,11 +55,10 @@ Pair = tuple[bytes | None, bytes | None]
 
 @dataclass
 class NodesRewrite:
-    """What applying moves did to the nodes below a root: {node id: node} to write (each at its
-    new version), those of them never stored before, and the ids of nodes no longer listed."""
+    """What applying moves did to the nodes below a root: {node id: node} to write (each a new
+    document, see above), and the ids of nodes no longer listed."""
 
     written: dict[int, Manifest] = field(default_factory=dict)
-    created: set[int] = field(default_factory=set)
     dropped: list[int] = field(default_factory=list)
 
 
@@ -78,12 +80,11 @@ def nodes_split(node: Manifest) -> list[Manifest]:
 
 
 def _nodes_made(parts: list[Manifest], rewrite: NodesRewrite) -> list[SetInfo]:
-    """The entries of new nodes, recorded as created."""
+    """The entries of nodes written under new ids."""
     entries = []
     for part in parts:
         node_id = new_set_id()
         rewrite.written[node_id] = part
-        rewrite.created.add(node_id)
         entries.append(node_entry(node_id, part))
     return entries
 
@@ -159,17 +160,16 @@ def tree_apply(
 
 
 def _child_entries(child_id: int, child: Manifest, rewrite: NodesRewrite) -> list[SetInfo]:
-    """The entries that list a child after its moves: none when it emptied, its new version,
-    or the nodes it was cut into (the child itself stays as it was until nobody lists it)."""
+    """The entries that list a child after its moves: none when it emptied, the child under a
+    new id (a new version), or the nodes it was cut into. The child's own document stays as it
+    was until nobody lists it: nodes, like sets, are never written over (see `moving`)."""
+    rewrite.dropped.append(child_id)
     if not len(child):
-        rewrite.dropped.append(child_id)
         return []
     if len(child) > NODE_MAX:
-        rewrite.dropped.append(child_id)
         return _nodes_made(nodes_split(child), rewrite)
     child.version += 1
-    rewrite.written[child_id] = child
-    return [node_entry(child_id, child)]
+    return _nodes_made([child], rewrite)
 
 
 def root_settle(root: Manifest, rewrite: NodesRewrite) -> None:
