@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -67,6 +68,19 @@ def parsed(line: str) -> services.ImportedSolve:
     )
 
 
+@dataclass
+class Tally:
+    """The lines of an import so far."""
+
+    imported: int = 0
+    present: int = 0  # imported before, with the same body
+    rejected: int = 0  # bad lines, and ids used before with another body
+
+    @property
+    def lines(self) -> int:
+        return self.imported + self.present + self.rejected
+
+
 class Command(BaseCommand):
     help = "Import solves from a JSON Lines file (the fields of POST /api/v1/solves)."
 
@@ -76,28 +90,25 @@ class Command(BaseCommand):
     def handle(self, *args, path: str, verbosity: int, **options) -> None:
         mongo.patient_commands()  # a bulk load's command can take the server a while
         steps = Steps(shown=self.stdout.isatty())
-        imported = present = rejected = 0
+        tally = Tally()
         with self._opened(path) as lines, services.solves_bulk_logging(progress=steps):
             steps.phase("lines", _size_of(lines), "B")
             importing = services.SolvesImport()
             for batch, bad, size in _read_ahead(_batches(lines)):
                 for number, reason in bad:
                     steps.write(self.stderr, f"line {number}: {reason}")
-                rejected += len(bad)
-                report = importing.log(batch)  # the batch before's, now it is stored
-                imported, present = imported + report.imported, present + report.present
-                rejected += self._refused(steps, report.reused)
-                steps.advance(size, lines=imported + present + rejected)
-            report = importing.finish()
-            imported, present = imported + report.imported, present + report.present
-            rejected += self._refused(steps, report.reused)
-            steps.advance(0, lines=imported + present + rejected)
-        if imported:
+                tally.rejected += len(bad)
+                self._count(steps, tally, importing.log(batch))  # the batch before's, stored
+                steps.advance(size, lines=tally.lines)
+            self._count(steps, tally, importing.finish())
+            steps.advance(0, lines=tally.lines)
+        if tally.imported:
             services.boards_rebuild_all(progress=steps)
         steps.close()
         self.stdout.write(
             self.style.SUCCESS(
-                f"imported {imported}, already present {present}, rejected {rejected}"
+                f"imported {tally.imported}, already present {tally.present}, "
+                f"rejected {tally.rejected}"
             )
         )
         if verbosity >= 2:
@@ -105,11 +116,14 @@ class Command(BaseCommand):
                 done = f" ({count:,} {unit}, {count / max(seconds, 0.1):,.0f}/s)" if unit else ""
                 self.stdout.write(f"  {name}: {seconds:.1f} s{done}")
 
-    def _refused(self, steps: Steps, reused: list[str]) -> int:
-        """Report the ids used before with another body; returns how many."""
-        for key in reused:
+    def _count(self, steps: Steps, tally: Tally, report: services.ImportReport) -> None:
+        """Add a stored batch's report to the tally, reporting the ids it refused (used before
+        with another body)."""
+        tally.imported += report.imported
+        tally.present += report.present
+        tally.rejected += len(report.reused)
+        for key in report.reused:
             steps.write(self.stderr, f"id {key.split(':', 1)[1]}: used before with another body")
-        return len(reused)
 
     @contextlib.contextmanager
     def _opened(self, path: str) -> Iterator[BinaryIO]:
