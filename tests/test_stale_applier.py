@@ -39,11 +39,9 @@ class Request:
 
     def __init__(self, work: Callable[[], object], stops=lambda *_: False) -> None:
         self.work, self.stops, self.count = work, stops, 0
-        self.frozen, self.ended, self.go_on = (
-            threading.Event(),
-            threading.Event(),
-            threading.Event(),
-        )
+        self.frozen = threading.Event()  # set by the request's thread
+        self.ended = threading.Event()  # set by the request's thread
+        self.go_on = threading.Event()  # set by the test
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 
