@@ -10,6 +10,7 @@ import contextlib
 import datetime as dt
 import os
 import random
+from collections.abc import Iterable
 from unittest import mock
 
 import pytest
@@ -36,6 +37,16 @@ WRITES = (
 )
 
 
+@contextlib.contextmanager
+def commands_wrapped(names: Iterable[str], wrap):
+    """pymongo's `Collection` methods of `names` each replaced by `wrap(name, the real one)`."""
+    with contextlib.ExitStack() as stack:
+        for name in names:
+            real = getattr(Collection, name)
+            stack.enter_context(mock.patch.object(Collection, name, wrap(name, real)))
+        yield
+
+
 class StorageLost:
     """Count write commands; the storage goes away at the `at`-th one, before the server gets it
     or right after it did it (the answer lost)."""
@@ -43,13 +54,8 @@ class StorageLost:
     def __init__(self, at: int, after: bool) -> None:
         self.at, self.after, self.count = at, after, 0
 
-    @contextlib.contextmanager
     def armed(self):
-        with contextlib.ExitStack() as stack:
-            for name in WRITES:
-                real = getattr(Collection, name)
-                stack.enter_context(mock.patch.object(Collection, name, self._wrapped(real)))
-            yield
+        return commands_wrapped(WRITES, lambda _name, real: self._wrapped(real))
 
     def _wrapped(self, real):
         lost = self

@@ -18,13 +18,12 @@ from unittest import mock
 
 import pytest
 from django.db import connection
-from pymongo.collection import Collection
 
 from solutions import services
 from solutions.leaderboard import applier, journals, orders, sets
 from solutions.models import Problem
 from tests.conftest import NOW, make_programmer
-from tests.test_crash_anywhere import WRITES, small_orders
+from tests.test_crash_anywhere import WRITES, commands_wrapped, small_orders
 from tests.test_engine import orders_hold_the_entries
 
 SEEDS = int(os.environ.get("STALE_SEEDS", "10"))  # more for a long hunt: STALE_SEEDS=200
@@ -76,7 +75,6 @@ class Request:
             raise self.error
 
 
-@contextlib.contextmanager
 def commands_seen_by(requests: dict[threading.Thread, Request]):
     """Every MongoDB command of a thread of `requests` is shown to its request first."""
 
@@ -88,11 +86,7 @@ def commands_seen_by(requests: dict[threading.Thread, Request]):
 
         return command
 
-    with contextlib.ExitStack() as stack:
-        for name in COMMANDS:
-            real = getattr(Collection, name)
-            stack.enter_context(mock.patch.object(Collection, name, wrapped(name, real)))
-        yield
+    return commands_wrapped(COMMANDS, wrapped)
 
 
 @contextlib.contextmanager

@@ -348,8 +348,7 @@ def _entries_split(rewrite: Rewrite, info: SetInfo, records: list[bytes]) -> lis
     parts = [SetInfo.of(new_set_id(), 1, part) for part in _split(records)]
     for part, part_records in zip(parts, _split(records), strict=True):
         rewrite.written[part.set_id] = (1, b"".join(part_records))
-    if info.version:
-        rewrite.dropped.append(info.set_id)
+    _entries_dropped(rewrite, info)
     return parts
 
 
