@@ -36,6 +36,17 @@ class LatencyProxy:
             self._loop.run_forever()
         finally:
             server.close()
+            self._connections_close()
+
+    def _connections_close(self) -> None:
+        """End the connections still open, each pipe's `finally` run while the loop can still
+        run it, then close the loop: a pipe left suspended would be finished by the garbage
+        collector, on a closed loop."""
+        pending = asyncio.all_tasks(self._loop)
+        for task in pending:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        self._loop.close()
 
     async def _connection(self, client_reader, client_writer) -> None:
         try:
