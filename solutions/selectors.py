@@ -114,27 +114,28 @@ def day_key(board: Board, day: int) -> str:
     return entries.board_key(board.spec, day)
 
 
+def _rank(histogram: dict[int, int], score: int, position: int | None) -> int:
+    """A score's rank: shared by everybody with that score, or the place itself (`position`,
+    from 0) on a board whose ties are broken."""
+    return leaderboard.shared_rank(histogram, score) if position is None else position + 1
+
+
 def _rows(
     board: Board, members: list[sets.Member], histogram: dict[int, int], first_offset: int
 ) -> list[Row]:
     """Board rows in listing order with their ranks: shared (from the histogram) or unique (by
     position)."""
-    rows = []
-    for position, member in enumerate(members):
-        if board.ties == Board.UNIQUE:
-            rank = first_offset + position + 1
-        else:
-            rank = leaderboard.shared_rank(histogram, member.score)
-        rows.append(
-            Row(
-                rank=rank,
-                handle=member.handle,
-                score=member.score,
-                programmer_id=member.programmer_id,
-                at_or_above=leaderboard.at_or_above(histogram, member.score),
-            )
+    unique = board.ties == Board.UNIQUE
+    return [
+        Row(
+            rank=_rank(histogram, member.score, first_offset + position if unique else None),
+            handle=member.handle,
+            score=member.score,
+            programmer_id=member.programmer_id,
+            at_or_above=leaderboard.at_or_above(histogram, member.score),
         )
-    return rows
+        for position, member in enumerate(members)
+    ]
 
 
 def board_page(
@@ -216,26 +217,15 @@ def programmer_around(
         standing = Standing(board, day, programmer.handle, rank=None, score=0, total=total)
         return Around(standing, forecast=forecast_scores)
     unique = board.ties == Board.UNIQUE
-    if around > 0 or unique:
-        record = sets.Member(sort_key, entry["handle"], programmer.pk).record()
-        histogram, position, records, first = reading.order_read(
-            board.slug, key, scope, lambda view: _neighbourhood(view, record, around)
-        )
-    else:
-        histogram, position, records, first = (
-            reading.histogram_read(board.slug, key, scope),
-            None,
-            [],
-            0,
-        )
-    rank = leaderboard.shared_rank(histogram, score)
-    if unique and position is not None:
-        rank = position + 1
+    record = sets.Member(sort_key, entry["handle"], programmer.pk).record()
+    histogram, position, records, first = _order_around(
+        board, key, scope, record, around, places=around > 0 or unique
+    )
     standing = Standing(
         board=board,
         day=day,
         handle=programmer.handle,
-        rank=rank,
+        rank=_rank(histogram, score, position if unique else None),
         score=score,
         total=leaderboard.board_total(histogram),
         key=sort_key,
@@ -244,9 +234,29 @@ def programmer_around(
     )
     if position is None:
         return Around(standing, forecast=forecast_scores)
+    above, below = _rows_around(board, histogram, position, records, first)
+    return Around(standing, above, below, forecast_scores)
+
+
+def _order_around(
+    board: Board, key: str, scope: str, record: bytes, around: int, *, places: bool
+) -> tuple[dict[int, int], int | None, list[bytes], int]:
+    """The day's histogram and, with `places`, what `_neighbourhood` finds of `record` in one
+    read of the order; without, the root's histogram alone (no place, no records)."""
+    if not places:
+        return reading.histogram_read(board.slug, key, scope), None, [], 0
+    return reading.order_read(
+        board.slug, key, scope, lambda view: _neighbourhood(view, record, around)
+    )
+
+
+def _rows_around(
+    board: Board, histogram: dict[int, int], position: int, records: list[bytes], first: int
+) -> tuple[list[Row], list[Row]]:
+    """The rows above and below the member at `position`, of the records read from `first`."""
     rows = _rows(board, [sets.Member.from_record(r) for r in records], histogram, first)
     own = position - first
-    return Around(standing, rows[:own], rows[own + 1 :], forecast_scores)
+    return rows[:own], rows[own + 1 :]
 
 
 def _neighbourhood(
@@ -484,13 +494,16 @@ def programmers_places(
         histogram, positions, near = reading.order_read(board.slug, key, scope, question)
     else:
         histogram, positions, near = reading.histogram_read(board.slug, key, scope), {}, None
-    rows = {}
-    for pid, member in members.items():
-        rank = leaderboard.shared_rank(histogram, member.score)
-        if positions.get(pid) is not None:
-            rank = positions[pid] + 1
-        at_or_above = leaderboard.at_or_above(histogram, member.score)
-        rows[pid] = Row(rank, on_boards[pid].handle, member.score, pid, at_or_above)
+    rows = {
+        pid: Row(
+            _rank(histogram, member.score, positions.get(pid)),
+            on_boards[pid].handle,
+            member.score,
+            pid,
+            leaderboard.at_or_above(histogram, member.score),
+        )
+        for pid, member in members.items()
+    }
     total = leaderboard.board_total(histogram)
     if around_of is None:
         return Places(rows, total)
@@ -512,9 +525,8 @@ def programmers_places(
     _histogram, position, records, first = near
     if position is None:
         return Places(rows, total, Around(standing))
-    near_rows = _rows(board, [sets.Member.from_record(r) for r in records], histogram, first)
-    own = position - first
-    return Places(rows, total, Around(standing, near_rows[:own], near_rows[own + 1 :]))
+    above, below = _rows_around(board, histogram, position, records, first)
+    return Places(rows, total, Around(standing, above, below))
 
 
 @dataclass(frozen=True)

@@ -227,50 +227,18 @@ def _streak_counting(window: maths.Window, event: SolveEvent, today: int) -> dic
     whatever the length of the run."""
     day = str(event.day)
     last = max(today, event.day) + 1  # no solve day after it (a judge's clock may run ahead)
-    names = [str(d) for d in range(event.day, last + 2)]
     first = {"$min": [{"$ifNull": [get_field(day, "first"), event.at]}, event.at]}
     # `$$run`: how many days in a row from the solve's are solve days (the first with none).
     after_run = {"$indexOfArray": ["$$times", None]}
     run = {"$cond": [{"$eq": [after_run, -1]}, last - event.day + 1, after_run]}
-
-    def streak_of(i: dict | str) -> tuple[dict, dict]:
-        """(the streak of the i-th day from the solve's, when it was reached): the day after
-        the run keeps the run's."""
-        j = {"$min": [i, {"$subtract": ["$$run", 1]}]}
-        length = {"$subtract": [{"$add": [j, event.day + 1]}, "$$start"]}
-        return length, {"$arrayElemAt": ["$$times", j]}
-
-    def each_day(count: dict, value: dict) -> dict:
-        """{day name: value} of the first `count` days from the solve's (`$$i` the i-th)."""
-        pair = {"k": {"$arrayElemAt": [names, "$$i"]}, "v": value}
-        days = {"$map": {"input": {"$range": [0, count]}, "as": "i", "in": pair}}
-        return {"$arrayToObject": days}
-
     oldest = streaks_from(today)
+    run_began = _each_day(event.day, last, "$$run", "$$start")
     changed = {
         "first": trimmed_today("$$first", oldest),
-        "began": {"$mergeObjects": [trimmed_today("$began", oldest), each_day("$$run", "$$start")]},
+        "began": {"$mergeObjects": [trimmed_today("$began", oldest), run_began]},
         "trimmed": today,
+        **(_longest_streak(event) if window.is_all_time else _current_streaks(event, last, today)),
     }
-    if window.is_all_time:
-        length, reached = streak_of({"$subtract": ["$$run", 1]})
-        key = maths.ALL_TIME_KEY
-        best = {"$max": [{"$ifNull": [get_field(key, "keys"), 0]}, key_expression(length, reached)]}
-        changed["sums"] = {key: {"$max": [{"$ifNull": [get_field(key, "sums"), 0]}, length]}}
-        changed["keys"] = {key: best}
-    else:
-        length, reached = streak_of("$$i")
-        days = {"$add": ["$$run", 1]}
-        history = history_from(today)
-        changed["sums"] = {
-            "$mergeObjects": [trimmed_today("$sums", history), each_day(days, length)]
-        }
-        changed["keys"] = {
-            "$mergeObjects": [
-                trimmed_today("$keys", history),
-                each_day(days, key_expression(length, reached)),
-            ]
-        }
     return {
         "$let": {
             "vars": {
@@ -285,6 +253,49 @@ def _streak_counting(window: maths.Window, event: SolveEvent, today: int) -> dic
                 }
             },
         }
+    }
+
+
+def _streak_at(event: SolveEvent, i: dict | str) -> tuple[dict, dict]:
+    """(the streak of the i-th day from the solve's, when it was reached), inside the `$let`s
+    of `_streak_counting`: the day after the run keeps the run's."""
+    j = {"$min": [i, {"$subtract": ["$$run", 1]}]}
+    length = {"$subtract": [{"$add": [j, event.day + 1]}, "$$start"]}
+    return length, {"$arrayElemAt": ["$$times", j]}
+
+
+def _each_day(first_day: int, last: int, count: dict | str, value: dict | str) -> dict:
+    """{day name: value} of the first `count` days from `first_day` (`$$i` the i-th), up to the
+    day after `last`."""
+    names = [str(d) for d in range(first_day, last + 2)]
+    pair = {"k": {"$arrayElemAt": [names, "$$i"]}, "v": value}
+    days = {"$map": {"input": {"$range": [0, count]}, "as": "i", "in": pair}}
+    return {"$arrayToObject": days}
+
+
+def _longest_streak(event: SolveEvent) -> dict:
+    """The sum and key of an all-time streak board: the best of the longest streak so far and
+    the run that now holds the solve's day (the bigger key: longer, else reached earlier)."""
+    length, reached = _streak_at(event, {"$subtract": ["$$run", 1]})
+    key = maths.ALL_TIME_KEY
+    best = {"$max": [{"$ifNull": [get_field(key, "keys"), 0]}, key_expression(length, reached)]}
+    return {
+        "sums": {key: {"$max": [{"$ifNull": [get_field(key, "sums"), 0]}, length]}},
+        "keys": {key: best},
+    }
+
+
+def _current_streaks(event: SolveEvent, last: int, today: int) -> dict:
+    """The sums and keys of a streak board over a window: the current streak of each day of the
+    run from the solve's day on and of the day after it."""
+    length, reached = _streak_at(event, "$$i")
+    days = {"$add": ["$$run", 1]}
+    history = history_from(today)
+    sums = _each_day(event.day, last, days, length)
+    keys = _each_day(event.day, last, days, key_expression(length, reached))
+    return {
+        "sums": {"$mergeObjects": [trimmed_today("$sums", history), sums]},
+        "keys": {"$mergeObjects": [trimmed_today("$keys", history), keys]},
     }
 
 
