@@ -28,7 +28,7 @@ from pymongo.errors import DuplicateKeyError
 
 from solutions import leaderboard, live
 from solutions import selectors as board_selectors
-from solutions.leaderboard import entries, reading
+from solutions.leaderboard import days_kept, reading
 from solutions.models import Board, Programmer
 from solutions.services import today
 
@@ -178,7 +178,7 @@ def history_snapshot(*, board: Board) -> HistoryReport:
         if not board.spec.is_all_time:
             first = max(
                 state.get("final_day", now_day - selectors.CHART_DAYS) + 1,
-                entries.history_from(now_day),
+                days_kept.history_from(now_day),
             )
             report.days += list(range(first, now_day))
         if state.get("version") != version or state.get("day") != now_day:

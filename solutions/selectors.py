@@ -14,7 +14,7 @@ from django_countries.fields import Country
 from pymongo import DESCENDING
 
 from . import leaderboard, mongo, solvers
-from .leaderboard import entries, groups, orders, reading, sets, streaks
+from .leaderboard import days_kept, entries, groups, orders, reading, sets, streaks
 from .models import Board, Problem, Programmer, handle_key
 from .services import today
 
@@ -300,7 +300,7 @@ def programmer_submissions(*, programmer: Programmer, limit: int = 50) -> list[d
 def day_is_browsable(board: Board, day: int) -> bool:
     """Days whose board is kept: from the oldest kept final board to the end of the forecast."""
     now_day = today()
-    return entries.history_from(now_day) <= day <= now_day + max(board.spec.span, 1)
+    return days_kept.history_from(now_day) <= day <= now_day + max(board.spec.span, 1)
 
 
 def programmer_position(

@@ -14,6 +14,7 @@ from django.db import connection
 from solutions import leaderboard, mongo, selectors, services
 from solutions.leaderboard import (
     applier,
+    days_kept,
     entries,
     expressions,
     journals,
@@ -250,6 +251,55 @@ def test_a_solve_logged_before_a_crash_is_counted_once_by_the_repair(mongodb, bo
         assert selectors.programmer_standing(board=board, programmer=alice).total == 1
 
 
+def stored_entry(board: Board, programmer) -> dict:
+    return entries.entries(board.slug).find_one({"_id": programmer.pk})
+
+
+def test_an_entry_the_orders_hold_as_it_is_names_only_its_revision_as_placed(
+    mongodb, boards, alice
+):
+    """Once a solve is answered the orders hold Alice's entry as it is, so `placed` is its
+    revision alone, not her keys a second time; her next solve moves her from exactly those."""
+    board = boards["last-7-days"]
+    first, second = many_problems(2)
+    with time_machine.travel(at_noon(VECTOR_TODAY), tick=False):
+        solve_on(alice, first, at_noon(VECTOR_TODAY - 1))
+        entry = stored_entry(board, alice)
+        assert entry["placed"] == {"rev": entry["rev"]}
+        solve_on(alice, second, at_noon(VECTOR_TODAY))
+        entry = stored_entry(board, alice)
+        assert entry["placed"] == {"rev": entry["rev"]}
+        page = selectors.board_page(board=board, day=VECTOR_TODAY)
+        assert [(r.handle, r.score) for r in page.rows] == [("Alice", 2)]
+        orders_hold_the_entries(board, range(VECTOR_TODAY - 1, VECTOR_TODAY + 7))
+
+
+def test_a_solve_the_orders_have_not_followed_yet_keeps_what_they_hold_in_full(
+    mongodb, boards, alice, bob
+):
+    """Alice's second solve is counted by a request that dies before moving the orders: her
+    entry writes out the keys the orders still hold, and the repair moves her from those (not
+    from her new keys, which would leave her old place listed)."""
+    board = boards["last-7-days"]
+    first, second = many_problems(2)
+    with time_machine.travel(at_noon(VECTOR_TODAY), tick=False):
+        solve_on(alice, first, at_noon(VECTOR_TODAY - 1))
+        solve_on(bob, first, at_noon(VECTOR_TODAY))
+        held = stored_entry(board, alice)["keys"]
+        with mock.patch.object(applier, "orders_catch_up"):
+            solve_on(alice, second, at_noon(VECTOR_TODAY))
+        entry = stored_entry(board, alice)
+        assert entry["placed"]["keys"] == held
+        assert entry["keys"] != held
+    with time_machine.travel(at_noon(VECTOR_TODAY) + dt.timedelta(minutes=5), tick=False):
+        assert services.solves_repair() == 1
+        entry = stored_entry(board, alice)
+        assert entry["placed"] == {"rev": entry["rev"]}
+        page = selectors.board_page(board=board, day=VECTOR_TODAY)
+        assert [(r.handle, r.score) for r in page.rows] == [("Alice", 2), ("bob", 1)]
+        orders_hold_the_entries(board, range(VECTOR_TODAY - 1, VECTOR_TODAY + 7))
+
+
 def test_a_solve_counted_while_another_request_moves_the_orders_is_listed(mongodb, boards, alice):
     """Two solves of Alice at once: the other request's applier reads her entry, this request
     counts its solve, then the applier takes her off the pending list as applied. This request
@@ -319,7 +369,7 @@ def orders_hold_the_entries(board: Board, days: range) -> None:
     histogram of their scores; and every entry says the orders hold its current keys."""
     found = list(entries.entries(board.slug).find())
     for entry in found:
-        assert entry["placed"] == entries.placement(entry), entry["handle"]
+        assert entries.placed_of(entry) == entries.placement(entry), entry["handle"]
     for day in days:
         key = entries.board_key(board.spec, day)
         for scope in ["", "country:BD", "country:IN"]:
@@ -513,7 +563,7 @@ def test_orders_of_days_past_the_history_kept_are_pruned_and_nothing_newer(
         solve_on(alice, first, at_noon(start))
     with time_machine.travel(at_noon(later), tick=False):
         solve_on(bob, second, at_noon(later))
-        oldest = entries.history_from(later)  # start + 5
+        oldest = days_kept.history_from(later)  # start + 5
         assert min(order_days(board)) == start
         kept = {
             day: handles_on(board, leaderboard.day_to_date(day)) for day in range(oldest, later)

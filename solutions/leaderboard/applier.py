@@ -35,7 +35,7 @@ from pymongo.collection import Collection
 from pymongo.errors import ConnectionFailure, DuplicateKeyError
 
 from .. import mongo
-from . import entries, groups, journals, moving, orders, turns
+from . import days_kept, entries, groups, journals, moving, orders, turns
 
 APPLY_LEASE = dt.timedelta(seconds=30)  # longer than any batch takes; frees a crashed applier
 # How long a solve waits for another request to apply it: longer than the lease, so a solve
@@ -289,7 +289,7 @@ def _batch_moves(
     by_board: dict[str, list[int]] = defaultdict(list)
     for board_slug, pid in wanted:
         by_board[board_slug].append(pid)
-    oldest = entries.history_from(entries.current_day())
+    oldest = days_kept.history_from(days_kept.current_day())
     behind: dict[str, list[tuple[dict, dict]]] = {}
     by_part: dict[str, dict[tuple[str, str], list[moving.Move]]] = {}
     named: set[str] = set()

@@ -11,7 +11,7 @@ from what the orders hold to their entry, which entries the orders are behind).
      sums: {"<day>": score}, keys: {"<day>": sort key},
      applied: [ids of the latest solves counted], rev: <changes so far>,
      trimmed: <the day old days were last trimmed>,
-     placed: {keys, handle, groups, rev}}  # what the orders hold for this programmer
+     placed: {rev} or {keys, handle, groups, rev}}  # what the orders hold for this programmer
 
 A streak board's entry (`maths.streak_scores`) keeps, instead of ``days`` and ``last``, its
 recent solve days: ``first: {"<epoch day>": first solve time that day}`` and
@@ -28,7 +28,9 @@ by the solve's id (``applied``): a retry after a fault counts nothing twice. The
 against that query.
 
 Each entry records in ``placed`` what the orders hold for it and at which ``rev`` of the entry
-(see `applier`, which moves the orders from ``placed`` to the entry's current keys).
+(see `applier`, which moves the orders from ``placed`` to the entry's current keys): ``{rev}``
+alone while they hold the entry as it is, which saves a third of its bytes; the update that
+changes its keys, handle or groups writes ``placed`` out in full first (`_placed_kept`).
 """
 
 from __future__ import annotations
@@ -37,13 +39,12 @@ import datetime as dt
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from django.conf import settings
-from django.utils import timezone
 from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
 from pymongo.collection import Collection
 
 from .. import mongo
 from . import maths, moving, sets
+from .days_kept import counts_from, history_from, streaks_from
 from .expressions import get_field, key_expression, key_of, key_tail, trimmed_today
 
 APPLIED_KEPT = 64  # solve ids an entry remembers: far more than can be in flight at once
@@ -67,28 +68,6 @@ def board_key(window: maths.Window, day: int) -> str:
     return maths.ALL_TIME_KEY if window.is_all_time else str(day)
 
 
-def history_from(today: int) -> int:
-    """The oldest day whose final board is kept."""
-    return today - settings.LEADERBOARD_HISTORY_DAYS
-
-
-def counts_from(window: maths.Window, today: int) -> int:
-    """The oldest daily count that a solve accepted today can still need."""
-    return today - settings.LEADERBOARD_MAX_LATE_DAYS - window.span
-
-
-def streaks_from(today: int) -> int:
-    """The oldest solve day a streak board's entry keeps (see `maths.streak_scores`): the day
-    before the oldest a solve accepted today can be on, and one more for a solve checked before
-    midnight and counted after it."""
-    return today - settings.LEADERBOARD_MAX_LATE_DAYS - 2
-
-
-def current_day() -> int:
-    """Today's epoch day in the leaderboard's time zone."""
-    return maths.epoch_day(timezone.now(), settings.LEADERBOARD_TIME_ZONE)
-
-
 # --- the collection and its indexes -----------------------------------------------------------
 
 
@@ -103,12 +82,8 @@ def board_indexes(board_slugs: Iterable[str] | None = None) -> dict[str, list[In
     request path needs it (orders are read by `_id`), so it is built by the command, not at a
     process's first use, and only on a server that reads wildcard indexes (not the embedded
     one: `mongo.server_uses_wildcard_indexes`), where it would cost every entry written an
-    index key that no query reads.
-
-    There is no `sums.$**`: no query filters or sorts on a day's sums (a day's key orders its
-    members by score first, and is above zero exactly when they are on the board), and every
-    solve rewrites the sums of each day it touches, so on real MongoDB a second wildcard index
-    would double the index keys each solve deletes and inserts, for no reader."""
+    index key that no query reads. There is no `sums.$**`: no query filters or sorts on a day's
+    sums (its key orders by score first), and it would double the index keys of every solve."""
     if board_slugs is None:
         from ..models import Board  # the registry calls this once the apps are ready
 
@@ -315,6 +290,7 @@ def solve_pipeline(window: maths.Window, event: SolveEvent, today: int) -> list[
         "groups": list(event.groups),
         "applied": {"$slice": [{"$concatArrays": [applied, [event.solve_id]]}, -APPLIED_KEPT]},
         "rev": {"$add": [{"$ifNull": ["$rev", 0]}, 1]},
+        "placed": _placed_kept(),
     }
     seen = {"$in": [event.solve_id, applied]}
     counted = {"$mergeObjects": ["$$ROOT", counting, changes]}
@@ -374,8 +350,10 @@ def entries_set(programmer_id: int, documents: dict[str, dict | None]) -> None:
         fields = document or {"handle": "", "groups": [], "sums": {}, "keys": {}}
         fields = {name: value for name, value in fields.items() if name not in ("_id", "rev")}
         kept = ("days", "last", "first", "began")  # what a solve adds to (none off the board)
-        unset = {name: "" for name in kept if name not in fields}
-        update = {"$set": fields, "$inc": {"rev": 1}, **({"$unset": unset} if unset else {})}
+        unset = [name for name in kept if name not in fields]
+        changes = {name: {"$literal": value} for name, value in fields.items()}
+        changes |= {"rev": {"$add": [{"$ifNull": ["$rev", 0]}, 1]}, "placed": _placed_kept()}
+        update = [{"$set": changes}, *([{"$unset": unset}] if unset else [])]
         entries(board_slug).update_one({"_id": programmer_id}, update, upsert=True)
 
 
@@ -393,6 +371,35 @@ def placement(entry: dict) -> dict:
     }
 
 
+def placed_as_is(entry: dict) -> dict:
+    """``placed`` for an entry whose orders hold it as it is (a rebuild builds them so)."""
+    return {"rev": entry.get("rev", 0)}
+
+
+def placed_of(entry: dict) -> dict | None:
+    """What the orders hold for an entry (None: nothing yet), ``{rev}`` written out in full."""
+    placed = entry.get("placed")
+    if placed is None or "keys" in placed:
+        return placed
+    if placed.get("rev", 0) != entry.get("rev", 0):
+        raise ValueError(f"entry {entry.get('_id')}: placed at rev {placed} but the entry is not")
+    return placement(entry)
+
+
+def _placed_kept() -> dict:
+    """``placed`` in full from the entry as it is (an expression), for the updates that change
+    its keys, handle or groups: ``{rev}`` alone would otherwise stand for what they write."""
+    compact = {"$and": [{"$eq": [{"$type": f"${path}"}, t]} for path, t in _COMPACT]}
+    whole = {
+        "keys": {"$ifNull": ["$keys", {}]},
+        "handle": {"$ifNull": ["$handle", ""]},
+        "groups": {"$ifNull": ["$groups", []]},
+        "rev": {"$ifNull": ["$placed.rev", 0]},
+    }
+    return {"$cond": [compact, whole, "$placed"]}
+
+
+_COMPACT = [("placed", "object"), ("placed.keys", "missing")]  # ``placed`` as ``{rev}`` alone
 _PLACEMENT = {"handle": 1, "groups": 1, "keys": 1, "rev": 1, "placed": 1}
 
 
@@ -401,7 +408,7 @@ def entries_behind(board_slug: str, programmer_ids: list[int]) -> Iterator[tuple
     behind their entry on a board (one read)."""
     for entry in entries(board_slug).find({"_id": {"$in": programmer_ids}}, _PLACEMENT):
         now_placed = placement(entry)
-        if entry.get("placed") != now_placed:
+        if placed_of(entry) != now_placed:
             yield entry, now_placed
 
 
@@ -423,7 +430,7 @@ def placement_moves(entry: dict, oldest_day: int) -> dict[tuple[str, str], movin
     """{(day, scope): move} taking a programmer from what the orders hold (`placed`) to their
     current keys, handle and groups."""
     pid = entry["_id"]
-    old = _records_placed(entry.get("placed"), pid, oldest_day)
+    old = _records_placed(placed_of(entry), pid, oldest_day)
     new = _records_placed(placement(entry), pid, oldest_day)
     return {
         place: moving.Move(old.get(place), new.get(place))
@@ -434,24 +441,22 @@ def placement_moves(entry: dict, oldest_day: int) -> dict[tuple[str, str], movin
 
 def groups_joined(entry: dict, now_placed: dict) -> set[str]:
     """The groups an entry is in that the orders do not hold it in yet."""
-    was_in = (entry.get("placed") or {}).get("groups", [])
+    was_in = (placed_of(entry) or {}).get("groups", [])
     return set(now_placed["groups"]) - set(was_in)
 
 
 def placed_record(behind: dict[str, list[tuple[dict, dict]]]) -> None:
     """Record in each entry what the orders now hold for it (one bulk a board), unless a later
-    applier already recorded a newer revision."""
+    applier already recorded a newer revision: ``{rev}`` alone if the entry is still at it."""
     for board_slug, moved in behind.items():
-        entries(board_slug).bulk_write(
-            [
-                UpdateOne(
-                    {"_id": e["_id"], "placed.rev": {"$not": {"$gte": e.get("rev", 0)}}},
-                    {"$set": {"placed": now_placed}},
-                )
-                for e, now_placed in moved
-            ],
-            ordered=False,
-        )
+        updates = []
+        for entry, now_placed in moved:
+            rev = entry.get("rev", 0)
+            still = {"$eq": [{"$ifNull": ["$rev", 0]}, rev]}
+            placed = {"$cond": [still, {"rev": rev}, {"$literal": now_placed}]}
+            older = {"_id": entry["_id"], "placed.rev": {"$not": {"$gte": rev}}}
+            updates.append(UpdateOne(older, [{"$set": {"placed": placed}}]))
+        entries(board_slug).bulk_write(updates, ordered=False)
 
 
 # --- the seed's query: a board day straight from the entries -------------------------------------

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 from bson import Binary
 
-from . import entries, groups, maths, moving, order_documents, orders, sets
+from . import days_kept, groups, maths, moving, order_documents, orders, sets
 
 # Programmers' moves a board's journal holds before they are folded into orders. The moves of the
 # groups in the ranklists ride along uncounted: a programmer with g groups makes 38 (1 + g) moves
@@ -208,7 +208,7 @@ def journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
         if not journal.get("folding")
     }
     journals_swap(journals, marked)
-    oldest = entries.history_from(entries.current_day())
+    oldest = days_kept.history_from(days_kept.current_day())
     folding = {}
     for board, journal in journals.items():
         for key, packed in journal.get("p", {}).items():

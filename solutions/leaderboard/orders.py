@@ -31,7 +31,7 @@ from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError
 
 from .. import mongo
-from . import entries, groups, moving, sets, tree
+from . import days_kept, groups, moving, sets, tree
 from .order_documents import NODE, manifest_decode, manifest_document, set_records
 
 # SecantusDB checks every document an `$in` on `_id` finds against the whole list, in Python: n
@@ -363,7 +363,7 @@ def orders_prune(board_slug: str, today: int) -> int:
     every day would leave its orders behind for good. One range on `_id` per collection: epoch
     days have five digits from 1997 to 2243, so day names sort like the days. Background work
     (beat). Returns how many days' manifests went."""
-    old_days = {"$gte": f"{board_slug}|0", "$lt": f"{board_slug}|{entries.history_from(today)}"}
+    old_days = {"$gte": f"{board_slug}|0", "$lt": f"{board_slug}|{days_kept.history_from(today)}"}
     removed = orders().delete_many({"_id": old_days}).deleted_count
     order_sets().delete_many({"_id": old_days})
     return removed

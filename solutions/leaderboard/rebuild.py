@@ -25,7 +25,7 @@ from pymongo import InsertOne, ReplaceOne
 from pymongo.collection import Collection
 
 from .. import mongo
-from . import applier, entries, groups, maths, moving, orders, sets
+from . import applier, days_kept, entries, groups, maths, moving, orders, sets
 
 BATCH = 1_000
 SPILL_BYTES = 1 << 20  # buffer this much of an order's records before appending to its file
@@ -90,7 +90,7 @@ def _window_fields(
     board day's window found once, its score and the time it was reached in one walk over the
     solve days (`maths.window_sums` and `maths.reached_at` at once: a million entries of three
     boards spend minutes here)."""
-    oldest_kept = entries.history_from(today)
+    oldest_kept = days_kept.history_from(today)
     board_days = sorted({d for day in daily for d in window.affected_days(day) if d >= oldest_kept})
     solve_days = sorted(daily)
     sums, keys = {}, {}
@@ -99,7 +99,7 @@ def _window_fields(
         inside = [d for d in solve_days if start <= d <= day]
         sums[str(day)] = score = sum(daily[d] for d in inside)
         keys[str(day)] = maths.sort_key(score, max(latest[d] for d in inside))
-    oldest_count = entries.counts_from(window, today)
+    oldest_count = days_kept.counts_from(window, today)
     return {
         "days": {str(d): n for d, n in daily.items() if d >= oldest_count},
         "last": {str(d): t for d, t in latest.items() if d >= oldest_count},
@@ -116,7 +116,7 @@ def _streak_fields(window: maths.Window, solves: list[dict], today: int, time_zo
     for solve in solves:
         day = maths.epoch_day(solve["solved_at"], time_zone)
         first[day] = min(first.get(day, solve["solved_at"]), solve["solved_at"])
-    oldest_run = entries.streaks_from(today)
+    oldest_run = days_kept.streaks_from(today)
     fields = {
         "first": {str(d): t for d, t in first.items() if d >= oldest_run},
         "began": {str(d): s for d, s in maths.streak_starts(first).items() if d >= oldest_run},
@@ -125,7 +125,7 @@ def _streak_fields(window: maths.Window, solves: list[dict], today: int, time_zo
         key = maths.ALL_TIME_KEY
         length, reached = maths.longest_streak_score(first)
         return fields | {"sums": {key: length}, "keys": {key: maths.sort_key(length, reached)}}
-    oldest_kept = entries.history_from(today)
+    oldest_kept = days_kept.history_from(today)
     scores = {d: score for d, score in maths.streak_scores(first).items() if d >= oldest_kept}
     return fields | {
         "sums": {str(d): length for d, (length, _) in scores.items()},
@@ -181,14 +181,14 @@ class BoardBuild:
         self.report = RebuildReport(board=board_slug)
         self._writer = _EntryWriter(entries.entries(board_slug), self.report, dry_run)
         self._scratch = tempfile.TemporaryDirectory(prefix="orders-")
-        self._spill = _Spill(board_slug, entries.history_from(today), Path(self._scratch.name))
+        self._spill = _Spill(board_slug, days_kept.history_from(today), Path(self._scratch.name))
 
     def add(self, document: dict, solve_ids: list[str]) -> None:
         """A programmer's entry computed from the log, with the ids of its solves."""
         # The latest solves' ids, so a late retry of one of them still counts nothing; and
         # what the orders hold once they are built from these entries below.
         document["applied"] = sorted(solve_ids)[-entries.APPLIED_KEPT :]
-        document["placed"] = entries.placement(document)
+        document["placed"] = entries.placed_as_is(document)
         self._spill.add(document)
         self._writer.add(document)
 

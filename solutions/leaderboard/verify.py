@@ -41,7 +41,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from . import entries, groups, journals, maths, orders, reading, sets
+from . import days_kept, entries, groups, journals, maths, orders, reading, sets
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,8 @@ class VerifyReport:
 
 def board_verify(board_slug: str, today: int | None = None) -> VerifyReport:
     """Compare every order of a board's days kept (from `today`'s history on) with the query."""
-    today = entries.current_day() if today is None else today
-    oldest_day = entries.history_from(today)
+    today = days_kept.current_day() if today is None else today
+    oldest_day = days_kept.history_from(today)
     report = VerifyReport(board=board_slug)
     places = _orders_stored(board_slug, oldest_day) | entries.entries_places(board_slug, oldest_day)
     for day_key, scope in sorted(places):
