@@ -1,8 +1,9 @@
 """The entries: one document per (board, programmer), and how a solve counts in it.
 
-This is the only module that names an entry field path or a board's entries collection: the
-others ask it through its functions (what an entry's placement is, which moves take a programmer
-from what the orders hold to their entry, which entries the orders are behind).
+This package is the only code that names an entry field path or a board's entries collection:
+the others ask it through its functions (what an entry's placement is, which moves take a
+programmer from what the orders hold to their entry, which entries the orders are behind). The
+one update a solve runs on an entry, an aggregation pipeline, is built in `counting`.
 
 **Entries** (``entries.<board>``), one document per (board, programmer)::
 
@@ -19,9 +20,7 @@ recent solve days: ``first: {"<epoch day>": first solve time that day}`` and
 on, which is all a late solve needs however long the streak; ``sums`` holds each day's current
 streak (or ``all``, the longest).
 
-A solve runs one aggregation-pipeline update on the entry (`solve_pipeline`) that adds the day's
-count and recomputes the forward-dated sums and sort keys of every day the solve touches (see
-`maths`), trimming, once a day, days that can no longer change anything. The update is idempotent
+A solve runs one aggregation-pipeline update on the entry (`counting.solve_pipeline`), idempotent
 by the solve's id (``applied``): a retry after a fault counts nothing twice. The seed's query,
 "the board of day D" sorted by ``keys.D`` (`entries_by_key`), is served by the wildcard index on
 ``keys.$**`` on real MongoDB; requests read the orders instead, and `verify` checks the orders
@@ -29,38 +28,21 @@ against that query.
 
 Each entry records in ``placed`` what the orders hold for it and at which ``rev`` of the entry
 (see `applier`, which moves the orders from ``placed`` to the entry's current keys): ``{rev}``
-alone while they hold the entry as it is, which saves a third of its bytes; the update that
-changes its keys, handle or groups writes ``placed`` out in full first (`_placed_kept`).
+alone while they hold the entry as it is, which saves a third of its bytes; an update that
+changes its keys, handle or groups writes ``placed`` out in full first (`counting.placed_kept`).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
 from pymongo.collection import Collection
 
-from .. import mongo
-from . import maths, moving, sets
-from .days_kept import counts_from, history_from, streaks_from
-from .expressions import get_field, key_expression, key_of, key_tail, trimmed_today
-
-APPLIED_KEPT = 64  # solve ids an entry remembers: far more than can be in flight at once
-
-
-@dataclass(frozen=True)
-class SolveEvent:
-    """One counted solve, as the engine sees it."""
-
-    solve_id: str
-    programmer_id: int
-    handle: str
-    groups: tuple[str, ...]
-    day: int
-    value: int
-    at: dt.datetime
+from ... import mongo
+from .. import maths, moving, sets
+from .counting import APPLIED_KEPT as APPLIED_KEPT  # re-exported: a rebuild keeps as many ids
+from .counting import SolveEvent, placed_kept, solve_pipeline
 
 
 def board_key(window: maths.Window, day: int) -> str:
@@ -85,216 +67,13 @@ def board_indexes(board_slugs: Iterable[str] | None = None) -> dict[str, list[In
     index key that no query reads. There is no `sums.$**`: no query filters or sorts on a day's
     sums (its key orders by score first), and it would double the index keys of every solve."""
     if board_slugs is None:
-        from ..models import Board  # the registry calls this once the apps are ready
+        from ...models import Board  # the registry calls this once the apps are ready
 
         board_slugs = Board.objects.values_list("slug", flat=True)
     if not mongo.server_uses_wildcard_indexes():
         return {}
     wildcard = [IndexModel([("keys.$**", ASCENDING)], name="keys_wildcard")]
     return {f"entries.{slug}": wildcard for slug in board_slugs}
-
-
-# --- the entry update pipeline ----------------------------------------------------------------
-
-
-def _all_time_counting(event: SolveEvent) -> dict:
-    key = maths.ALL_TIME_KEY
-    total = {"$add": [{"$ifNull": [get_field(key, "sums"), 0]}, event.value]}
-    latest = {"$max": [{"$ifNull": [get_field(key, "last"), event.at]}, event.at]}
-    return {
-        "$let": {
-            "vars": {"total": total, "latest": latest},
-            "in": {
-                "sums": {key: "$$total"},
-                "last": {key: "$$latest"},
-                "keys": {key: key_expression("$$total", "$$latest")},
-            },
-        }
-    }
-
-
-def _window_counting(window: maths.Window, event: SolveEvent, today: int) -> dict:
-    """The day's count, then the sums and keys of every day the solve touches, each recomputed
-    from the daily counts in its window. The counts of the days any of them can see are read
-    once into an array, one field path a day as in the seed's pipeline, and the i-th day after
-    the solve's sums a slice of it; the expression stays the same size for any window (the
-    embedded server checks and evaluates expressions in Python)."""
-    day = str(event.day)
-    affected = window.affected_days(event.day)
-    first = window.start(event.day)  # the first day any of them counts
-    counted = range(first, min(affected[-1], max(today, event.day)) + 1)  # none after today
-    if window.kind == maths.ROLLING:  # day i counts from `first` + i, `days` of them
-        span = ["$$i", window.days]
-    else:  # a calendar period: every day counts from its start
-        span = [0, {"$add": ["$$i", event.day - first + 1]}]
-    each_day = {"$range": [0, len(affected)]}
-    windows = {"counts": [{"$ifNull": [f"$$days.{d}", 0]} for d in counted]}
-    keys = _window_keys(windows, event, today, counted, span, each_day)
-    scores = {
-        "$map": {"input": each_day, "as": "i", "in": {"$sum": {"$slice": ["$$counts", *span]}}}
-    }
-    count = {"$add": [{"$ifNull": [get_field(day, "days"), 0]}, event.value]}
-    latest = {"$max": [{"$ifNull": [get_field(day, "last"), event.at]}, event.at]}
-    changed = _window_changed(window, [str(d) for d in affected], keys, today)
-    return {
-        "$let": {
-            "vars": {
-                "days": {"$mergeObjects": [{"$ifNull": ["$days", {}]}, {day: count}]},
-                "last": {"$mergeObjects": [{"$ifNull": ["$last", {}]}, {day: latest}]},
-                "latest": latest,
-                "since": {"$subtract": [today, {"$ifNull": ["$trimmed", 0]}]},
-            },
-            "in": {
-                "$let": {
-                    "vars": windows,
-                    "in": {"$let": {"vars": {"scores": scores}, "in": changed}},
-                }
-            },
-        }
-    }
-
-
-def _window_keys(
-    windows: dict, event: SolveEvent, today: int, counted: range, span: list, each_day: dict
-) -> dict:
-    """The sort keys of the days a solve touches, from their `$$scores`, adding to `windows`
-    what they read. A solve of today is the latest of every window it touches, so every key
-    takes its time (worked out once); a late one takes each day's latest time in its window."""
-    if event.day >= today:
-        windows["tail"] = key_tail("$$latest")
-        return {"$map": {"input": "$$scores", "in": key_of("$$this", "$$tail")}}
-    windows["times"] = [f"$$last.{d}" for d in counted]
-    reached = {"$max": {"$slice": ["$$times", *span]}}
-    key = key_expression({"$arrayElemAt": ["$$scores", "$$i"]}, reached)
-    return {"$map": {"input": each_day, "as": "i", "in": key}}
-
-
-def _window_changed(window: maths.Window, names: list[str], keys: dict, today: int) -> dict:
-    """The fields a counted solve sets: counts (trimmed once a day to those a solve can still
-    need), and the sums and keys of the days `names` merged into the kept ones."""
-    return {
-        "days": trimmed_today("$$days", counts_from(window, today)),
-        "last": trimmed_today("$$last", counts_from(window, today)),
-        "sums": {
-            "$mergeObjects": [
-                trimmed_today("$sums", history_from(today)),
-                {"$arrayToObject": {"$zip": {"inputs": [names, "$$scores"]}}},
-            ]
-        },
-        "keys": {
-            "$mergeObjects": [
-                trimmed_today("$keys", history_from(today)),
-                {"$arrayToObject": {"$zip": {"inputs": [names, keys]}}},
-            ]
-        },
-        "trimmed": today,
-    }
-
-
-def _streak_counting(window: maths.Window, event: SolveEvent, today: int) -> dict:
-    """A solve on a streak board (see `maths.streak_scores`): the day's first solve time, then
-    the run of solve days that now holds the day: from the first day of the run holding the day
-    before (``began``; else the day itself) to the day before the first one after it with no
-    solve, looked for up to the last day that can have one. Then the current streak of each day
-    of the run from the solve's day on and of the day after it, or, all time, the best of the
-    longest streak so far and this run (the bigger key: longer, else reached earlier). The
-    expression reads a field path a day up to that last day, as `_window_counting` does,
-    whatever the length of the run."""
-    day = str(event.day)
-    last = max(today, event.day) + 1  # no solve day after it (a judge's clock may run ahead)
-    first = {"$min": [{"$ifNull": [get_field(day, "first"), event.at]}, event.at]}
-    # `$$run`: how many days in a row from the solve's are solve days (the first with none).
-    after_run = {"$indexOfArray": ["$$times", None]}
-    run = {"$cond": [{"$eq": [after_run, -1]}, last - event.day + 1, after_run]}
-    oldest = streaks_from(today)
-    run_began = _each_day(event.day, last, "$$run", "$$start")
-    changed = {
-        "first": trimmed_today("$$first", oldest),
-        "began": {"$mergeObjects": [trimmed_today("$began", oldest), run_began]},
-        "trimmed": today,
-        **(_longest_streak(event) if window.is_all_time else _current_streaks(event, last, today)),
-    }
-    return {
-        "$let": {
-            "vars": {
-                "first": {"$mergeObjects": [{"$ifNull": ["$first", {}]}, {day: first}]},
-                "start": {"$ifNull": [get_field(str(event.day - 1), "began"), event.day]},
-                "since": {"$subtract": [today, {"$ifNull": ["$trimmed", 0]}]},
-            },
-            "in": {
-                "$let": {
-                    "vars": {"times": [f"$$first.{d}" for d in range(event.day, last + 1)]},
-                    "in": {"$let": {"vars": {"run": run}, "in": changed}},
-                }
-            },
-        }
-    }
-
-
-def _streak_at(event: SolveEvent, i: dict | str) -> tuple[dict, dict]:
-    """(the streak of the i-th day from the solve's, when it was reached), inside the `$let`s
-    of `_streak_counting`: the day after the run keeps the run's."""
-    j = {"$min": [i, {"$subtract": ["$$run", 1]}]}
-    length = {"$subtract": [{"$add": [j, event.day + 1]}, "$$start"]}
-    return length, {"$arrayElemAt": ["$$times", j]}
-
-
-def _each_day(first_day: int, last: int, count: dict | str, value: dict | str) -> dict:
-    """{day name: value} of the first `count` days from `first_day` (`$$i` the i-th), up to the
-    day after `last`."""
-    names = [str(d) for d in range(first_day, last + 2)]
-    pair = {"k": {"$arrayElemAt": [names, "$$i"]}, "v": value}
-    days = {"$map": {"input": {"$range": [0, count]}, "as": "i", "in": pair}}
-    return {"$arrayToObject": days}
-
-
-def _longest_streak(event: SolveEvent) -> dict:
-    """The sum and key of an all-time streak board: the best of the longest streak so far and
-    the run that now holds the solve's day (the bigger key: longer, else reached earlier)."""
-    length, reached = _streak_at(event, {"$subtract": ["$$run", 1]})
-    key = maths.ALL_TIME_KEY
-    best = {"$max": [{"$ifNull": [get_field(key, "keys"), 0]}, key_expression(length, reached)]}
-    return {
-        "sums": {key: {"$max": [{"$ifNull": [get_field(key, "sums"), 0]}, length]}},
-        "keys": {key: best},
-    }
-
-
-def _current_streaks(event: SolveEvent, last: int, today: int) -> dict:
-    """The sums and keys of a streak board over a window: the current streak of each day of the
-    run from the solve's day on and of the day after it."""
-    length, reached = _streak_at(event, "$$i")
-    days = {"$add": ["$$run", 1]}
-    history = history_from(today)
-    sums = _each_day(event.day, last, days, length)
-    keys = _each_day(event.day, last, days, key_expression(length, reached))
-    return {
-        "sums": {"$mergeObjects": [trimmed_today("$sums", history), sums]},
-        "keys": {"$mergeObjects": [trimmed_today("$keys", history), keys]},
-    }
-
-
-def solve_pipeline(window: maths.Window, event: SolveEvent, today: int) -> list[dict]:
-    """The one atomic update that counts `event` on a board with this window, once: an entry
-    that already lists the solve's id is left exactly as it is. One stage (the embedded server
-    copies the document at each stage)."""
-    if window.streak:
-        counting = _streak_counting(window, event, today)
-    elif window.is_all_time:
-        counting = _all_time_counting(event)
-    else:
-        counting = _window_counting(window, event, today)
-    applied = {"$ifNull": ["$applied", []]}
-    changes = {
-        "handle": event.handle,
-        "groups": list(event.groups),
-        "applied": {"$slice": [{"$concatArrays": [applied, [event.solve_id]]}, -APPLIED_KEPT]},
-        "rev": {"$add": [{"$ifNull": ["$rev", 0]}, 1]},
-        "placed": _placed_kept(),
-    }
-    seen = {"$in": [event.solve_id, applied]}
-    counted = {"$mergeObjects": ["$$ROOT", counting, changes]}
-    return [{"$replaceWith": {"$cond": [seen, "$$ROOT", counted]}}]
 
 
 # --- entries ----------------------------------------------------------------------------------
@@ -352,7 +131,7 @@ def entries_set(programmer_id: int, documents: dict[str, dict | None]) -> None:
         kept = ("days", "last", "first", "began")  # what a solve adds to (none off the board)
         unset = [name for name in kept if name not in fields]
         changes = {name: {"$literal": value} for name, value in fields.items()}
-        changes |= {"rev": {"$add": [{"$ifNull": ["$rev", 0]}, 1]}, "placed": _placed_kept()}
+        changes |= {"rev": {"$add": [{"$ifNull": ["$rev", 0]}, 1]}, "placed": placed_kept()}
         update = [{"$set": changes}, *([{"$unset": unset}] if unset else [])]
         entries(board_slug).update_one({"_id": programmer_id}, update, upsert=True)
 
@@ -386,20 +165,6 @@ def placed_of(entry: dict) -> dict | None:
     return placement(entry)
 
 
-def _placed_kept() -> dict:
-    """``placed`` in full from the entry as it is (an expression), for the updates that change
-    its keys, handle or groups: ``{rev}`` alone would otherwise stand for what they write."""
-    compact = {"$and": [{"$eq": [{"$type": f"${path}"}, t]} for path, t in _COMPACT]}
-    whole = {
-        "keys": {"$ifNull": ["$keys", {}]},
-        "handle": {"$ifNull": ["$handle", ""]},
-        "groups": {"$ifNull": ["$groups", []]},
-        "rev": {"$ifNull": ["$placed.rev", 0]},
-    }
-    return {"$cond": [compact, whole, "$placed"]}
-
-
-_COMPACT = [("placed", "object"), ("placed.keys", "missing")]  # ``placed`` as ``{rev}`` alone
 _PLACEMENT = {"handle": 1, "groups": 1, "keys": 1, "rev": 1, "placed": 1}
 
 
