@@ -282,24 +282,24 @@ def _orders_apply(wanted: set[tuple[str, int]]) -> None:
 
 def _batch_moves(
     wanted: set[tuple[str, int]],
-) -> tuple[dict[str, list[tuple[dict, dict]]], dict[str, dict[tuple[str, str], list]], set[str]]:
+) -> tuple[dict[str, list[entries.Behind]], dict[str, dict[tuple[str, str], list]], set[str]]:
     """What a batch moves, from the entries of these (board slug, programmer id), one read a
-    board: ({board: [(entry, what the orders will hold for it)]} of those whose orders are
-    behind, {board: {(day, scope): moves}}, the groups some of them join)."""
+    board: ({board: [entry]} of those whose orders are behind, {board: {(day, scope): moves}},
+    the groups some of them join)."""
     by_board: dict[str, list[int]] = defaultdict(list)
     for board_slug, pid in wanted:
         by_board[board_slug].append(pid)
     oldest = days_kept.history_from(days_kept.current_day())
-    behind: dict[str, list[tuple[dict, dict]]] = {}
+    behind: dict[str, list[entries.Behind]] = {}
     by_part: dict[str, dict[tuple[str, str], list[moving.Move]]] = {}
     named: set[str] = set()
     for board_slug, pids in sorted(by_board.items()):
-        for entry, now_placed in entries.entries_behind(board_slug, pids):
-            behind.setdefault(board_slug, []).append((entry, now_placed))
+        for entry in entries.entries_behind(board_slug, pids):
+            behind.setdefault(board_slug, []).append(entry)
             parts = by_part.setdefault(board_slug, defaultdict(list))
-            for place, move in entries.placement_moves(entry, oldest).items():
+            for place, move in entry.moves(oldest).items():
                 parts[place].append(move)
-            named.update(entries.groups_joined(entry, now_placed))
+            named.update(entry.groups_joined())
     return behind, by_part, named
 
 

@@ -359,7 +359,7 @@ def orders_write(built: dict[str, tuple[sets.Manifest, moving.Rewrite]]) -> None
 
 def orders_prune(board_slug: str, today: int) -> int:
     """Delete the orders of the board's days older than the history kept, with their sets: no
-    page shows them and no move touches them again (`entries.placement_moves`), so without this
+    page shows them and no move touches them again (`entries.Behind.moves`), so without this
     every day would leave its orders behind for good. One range on `_id` per collection: epoch
     days have five digits from 1997 to 2243, so day names sort like the days. Background work
     (beat). Returns how many days' manifests went."""

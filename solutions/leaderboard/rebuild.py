@@ -369,7 +369,7 @@ class _Spill:
         for day_key, key in entry.get("keys", {}).items():
             if key <= 0 or (day_key != maths.ALL_TIME_KEY and int(day_key) < self.oldest_day):
                 continue
-            record = (sets.MAX_KEY - key).to_bytes(8, "big") + tail
+            record = sets.record_of(key, tail)
             for scope in scopes:
                 order = orders.order_id(self.board_slug, day_key, scope)
                 self.places.setdefault(order, (day_key, scope))

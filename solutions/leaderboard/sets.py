@@ -88,9 +88,7 @@ class Member:
         return maths.key_score(self.key)
 
     def record(self) -> bytes:
-        return (MAX_KEY - self.key).to_bytes(8, "big") + handle_bytes(
-            self.handle, self.programmer_id
-        )
+        return record_of(self.key, handle_bytes(self.handle, self.programmer_id))
 
     @classmethod
     def from_record(cls, record: bytes) -> Member:
@@ -111,6 +109,12 @@ def handle_bytes(handle: str, programmer_id: int) -> bytes:
         + programmer_id.to_bytes(8, "big")
         + capitals.to_bytes(4, "big")
     )
+
+
+def record_of(key: int, tail: bytes) -> bytes:
+    """A record from its sort key and its `handle_bytes`, which a programmer's many board days
+    share (worked out once for them all)."""
+    return (MAX_KEY - key).to_bytes(8, "big") + tail
 
 
 def _record_key(record: bytes) -> int:

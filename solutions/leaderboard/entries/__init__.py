@@ -35,6 +35,7 @@ changes its keys, handle or groups writes ``placed`` out in full first (`countin
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
 from pymongo.collection import Collection
@@ -168,13 +169,36 @@ def placed_of(entry: dict) -> dict | None:
 _PLACEMENT = {"handle": 1, "groups": 1, "keys": 1, "rev": 1, "placed": 1}
 
 
-def entries_behind(board_slug: str, programmer_ids: list[int]) -> Iterator[tuple[dict, dict]]:
-    """(entry, what the orders will hold for it) of those of these programmers whose orders are
-    behind their entry on a board (one read)."""
+@dataclass(frozen=True)
+class Behind:
+    """An entry the orders are behind: what they hold for it (`was`, None: nothing yet) and
+    what they will hold once moved (`now`, its `placement`)."""
+
+    programmer_id: int
+    was: dict | None
+    now: dict
+
+    def moves(self, oldest_day: int) -> dict[tuple[str, str], moving.Move]:
+        """{(day, scope): move} taking the programmer from `was` to `now`."""
+        old = _records_placed(self.was, self.programmer_id, oldest_day)
+        new = _records_placed(self.now, self.programmer_id, oldest_day)
+        return {
+            place: moving.Move(old.get(place), new.get(place))
+            for place in set(old) | set(new)
+            if old.get(place) != new.get(place)
+        }
+
+    def groups_joined(self) -> set[str]:
+        """The groups the entry is in that the orders do not hold it in yet."""
+        return set(self.now["groups"]) - set((self.was or {}).get("groups", []))
+
+
+def entries_behind(board_slug: str, programmer_ids: list[int]) -> Iterator[Behind]:
+    """Those of these programmers whose orders are behind their entry on a board (one read)."""
     for entry in entries(board_slug).find({"_id": {"$in": programmer_ids}}, _PLACEMENT):
-        now_placed = placement(entry)
-        if placed_of(entry) != now_placed:
-            yield entry, now_placed
+        was, now = placed_of(entry), placement(entry)
+        if was != now:
+            yield Behind(entry["_id"], was, now)
 
 
 def _records_placed(placed: dict | None, pid: int, oldest_day: int) -> dict[tuple[str, str], bytes]:
@@ -186,40 +210,21 @@ def _records_placed(placed: dict | None, pid: int, oldest_day: int) -> dict[tupl
     records = {}
     for day_key, key in placed.get("keys", {}).items():
         if key > 0 and (day_key == maths.ALL_TIME_KEY or int(day_key) >= oldest_day):
-            record = (sets.MAX_KEY - key).to_bytes(8, "big") + tail
+            record = sets.record_of(key, tail)
             records.update({(day_key, scope): record for scope in scopes})
     return records
 
 
-def placement_moves(entry: dict, oldest_day: int) -> dict[tuple[str, str], moving.Move]:
-    """{(day, scope): move} taking a programmer from what the orders hold (`placed`) to their
-    current keys, handle and groups."""
-    pid = entry["_id"]
-    old = _records_placed(placed_of(entry), pid, oldest_day)
-    new = _records_placed(placement(entry), pid, oldest_day)
-    return {
-        place: moving.Move(old.get(place), new.get(place))
-        for place in set(old) | set(new)
-        if old.get(place) != new.get(place)
-    }
-
-
-def groups_joined(entry: dict, now_placed: dict) -> set[str]:
-    """The groups an entry is in that the orders do not hold it in yet."""
-    was_in = (placed_of(entry) or {}).get("groups", [])
-    return set(now_placed["groups"]) - set(was_in)
-
-
-def placed_record(behind: dict[str, list[tuple[dict, dict]]]) -> None:
+def placed_record(behind: dict[str, list[Behind]]) -> None:
     """Record in each entry what the orders now hold for it (one bulk a board), unless a later
     applier already recorded a newer revision: ``{rev}`` alone if the entry is still at it."""
     for board_slug, moved in behind.items():
         updates = []
-        for entry, now_placed in moved:
-            rev = entry.get("rev", 0)
+        for entry in moved:
+            rev = entry.now["rev"]
             still = {"$eq": [{"$ifNull": ["$rev", 0]}, rev]}
-            placed = {"$cond": [still, {"rev": rev}, {"$literal": now_placed}]}
-            older = {"_id": entry["_id"], "placed.rev": {"$not": {"$gte": rev}}}
+            placed = {"$cond": [still, {"rev": rev}, {"$literal": entry.now}]}
+            older = {"_id": entry.programmer_id, "placed.rev": {"$not": {"$gte": rev}}}
             updates.append(UpdateOne(older, [{"$set": {"placed": placed}}]))
         entries(board_slug).bulk_write(updates, ordered=False)
 
