@@ -26,6 +26,7 @@ import bson
 from pymongo import ASCENDING, IndexModel, MongoClient
 from pymongo.collection import Collection
 
+from solutions.mongo import fixed_indexes
 from tools.embedded_mongo import EmbeddedServer
 
 BATCH = 1_000
@@ -53,24 +54,27 @@ def day_values(value: Callable[[int], object]) -> Callable[[int], dict]:
 
 
 def entry(n: int) -> dict:
-    """A 30-day board's entry: each kept day's score and sort key, and the keys the orders hold."""
-    keys = {str(20_742 + d): SORT_KEY + d for d in range(DAYS)}
+    """A 30-day board's entry: each kept day's score and sort key, and what the orders hold
+    (``{rev}`` alone: the entry as it is, as an import leaves every entry)."""
     return {
         "_id": n,
         "handle": f"coder{n:07d}",
         "groups": [],
         "sums": {str(20_742 + d): d % 4 for d in range(DAYS)},
-        "keys": keys,
-        "placed": {"keys": dict(keys), "handle": f"coder{n:07d}", "groups": [], "rev": 0},
+        "keys": {str(20_742 + d): SORT_KEY + d for d in range(DAYS)},
+        "rev": 0,
+        "placed": {"rev": 0},
     }
 
 
-UNIQUE_KEY = IndexModel([("programmer_id", ASCENDING), ("problem", ASCENDING)], unique=True)
+LOG_INDEXES = fixed_indexes()["solves"]  # the unique key, and two an imported line has no key in
+UNIQUE_KEY = next(model for model in LOG_INDEXES if model.document.get("unique"))
 WILDCARD = IndexModel([("keys.$**", ASCENDING)])
 ENTRY_ROW = ("a 30-day board's entry", entry, [])
 WRITES: list[tuple[str, Callable[[int], dict], list[IndexModel]]] = [
     ("a log line, `_id` only", log_line, []),
     ("a log line with the log's unique key", log_line, [UNIQUE_KEY]),
+    ("a log line with all the log's indexes", log_line, LOG_INDEXES),
     (f"{2 * DAYS} int32 values", day_values(lambda d: d), []),
     (f"{2 * DAYS} int64 values (sort keys)", day_values(lambda d: SORT_KEY + d), []),
     (f"{2 * DAYS} doubles", day_values(lambda d: float(SORT_KEY + d)), []),
