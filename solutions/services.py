@@ -21,6 +21,7 @@ from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from . import leaderboard, limits, mongo, rules, solvers
 from .leaderboard import applier, entries, orders, rebuild
+from .leaderboard.entries import from_solves
 from .live import boards_touch
 from .models import Board, Problem, Programmer, handle_validator
 
@@ -376,7 +377,7 @@ def programmer_refresh_boards(*, programmer: Programmer) -> None:
     for board in boards:
         document = entry_from_solves(board, programmer, solves, now_day)
         if document is not None:
-            document["applied"] = sorted(str(s["_id"]) for s in solves)[-entries.APPLIED_KEPT :]
+            document = entries.applied_with(document, (str(s["_id"]) for s in solves))
         documents[board.slug] = document
     applier.entries_replace(programmer.pk, documents)  # its batch touches every board listed
     # The problems' solver counts leave them out (or take them back) the same way.
@@ -416,10 +417,19 @@ def entry_from_solves(
     board: Board, programmer: Programmer, solves: list[dict], now_day: int
 ) -> dict | None:
     """The entry a board should hold for a programmer, computed from their solves alone."""
-    who = rebuild.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
-    return rebuild.entry_from_solves(
-        board.spec, board.value_of, who, solves, now_day, settings.LEADERBOARD_TIME_ZONE
+    return from_solves.entry_from_solves(
+        board.spec,
+        board.value_of,
+        _identity(programmer),
+        solves,
+        now_day,
+        settings.LEADERBOARD_TIME_ZONE,
     )
+
+
+def _identity(programmer: Programmer) -> from_solves.Identity:
+    """Who a programmer's entries belong to, as the boards show them."""
+    return from_solves.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
 
 
 def _log_by_programmer() -> Iterator[tuple[Programmer, list[dict]]]:
@@ -479,10 +489,10 @@ def boards_rebuild(
             stats.add(logged, counted=programmer.on_boards)
         # None for those off the boards (hidden, banned): a rebuild removes their entries.
         solves = logged if programmer.on_boards else []
-        who = rebuild.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
+        who = _identity(programmer)
         solve_ids = [str(s["_id"]) for s in solves]
         for (window, value_of), build in zip(counting, builds, strict=True):
-            entry = rebuild.entry_from_solves(window, value_of, who, solves, now_day, time_zone)
+            entry = from_solves.entry_from_solves(window, value_of, who, solves, now_day, time_zone)
             if entry is None:
                 build.absent(programmer.pk)
             else:

@@ -1,7 +1,8 @@
 """A board's whole stored state computed in bulk from the `solves` log: entries, then orders.
 
 The incremental path (a solve at a time, `applier`) and this one must leave exactly the same
-boards; `tests/test_rebuild.py` checks it on random streams with late and repeated solves.
+boards; `tests/test_rebuild.py` checks it on random streams with late and repeated solves. Each
+entry comes computed from a programmer's solves (`entries.from_solves`).
 
 Memory stays bounded however long the log: the solves arrive in programmer order (the caller
 streams them), so only one programmer's solves are in memory at a time and entries are written in
@@ -13,7 +14,6 @@ ranklists are built last.
 
 from __future__ import annotations
 
-import datetime as dt
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -25,117 +25,11 @@ from pymongo import InsertOne, ReplaceOne
 from pymongo.collection import Collection
 
 from .. import mongo
-from . import applier, days_kept, entries, groups, maths, moving, orders, sets
+from . import applier, days_kept, entries, groups, moving, orders, sets
 
 BATCH = 1_000
 SPILL_BYTES = 1 << 20  # buffer this much of an order's records before appending to its file
 WRITE_BYTES = 8 << 20  # sets written per command: well under a server's 48 MB message
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who an entry belongs to, as the boards show them."""
-
-    programmer_id: int
-    handle: str
-    groups: tuple[str, ...]
-
-
-def entry_from_solves(
-    window: maths.Window,
-    value_of: Callable[[int], int],
-    who: Identity,
-    solves: list[dict],
-    today: int,
-    time_zone: str,
-) -> dict | None:
-    """The entry a board should hold for a programmer, computed from their solves alone
-    (`points` and `solved_at` of each): exactly what the incremental updates leave behind for
-    every day still kept."""
-    if not solves:
-        return None
-    document = {"_id": who.programmer_id, "handle": who.handle, "groups": list(who.groups)}
-    if window.streak:
-        return document | _streak_fields(window, solves, today, time_zone)
-    daily, latest = _daily(value_of, solves, time_zone)
-    if window.is_all_time:
-        key = maths.ALL_TIME_KEY
-        total, reached = sum(daily.values()), max(latest.values())
-        return {
-            **document,
-            "sums": {key: total},
-            "last": {key: reached},
-            "keys": {key: maths.sort_key(total, reached)},
-        }
-    return document | _window_fields(window, daily, latest, today)
-
-
-def _daily(
-    value_of: Callable[[int], int], solves: list[dict], time_zone: str
-) -> tuple[dict[int, int], dict[int, dt.datetime]]:
-    """({epoch day: count}, {epoch day: the latest solve time that day}) of some solves."""
-    daily: dict[int, int] = defaultdict(int)
-    latest: dict[int, dt.datetime] = {}
-    for solve in solves:
-        day = maths.epoch_day(solve["solved_at"], time_zone)
-        daily[day] += value_of(solve["points"])
-        latest[day] = max(latest.get(day, solve["solved_at"]), solve["solved_at"])
-    return daily, latest
-
-
-def _window_fields(
-    window: maths.Window, daily: dict[int, int], latest: dict[int, dt.datetime], today: int
-) -> dict:
-    """The counts, sums and keys of a windowed board's entry, for the days still kept: each
-    board day's window found once, its score and the time it was reached in one walk over the
-    solve days (`maths.window_sums` and `maths.reached_at` at once: a million entries of three
-    boards spend minutes here)."""
-    oldest_kept = days_kept.history_from(today)
-    board_days = sorted({d for day in daily for d in window.affected_days(day) if d >= oldest_kept})
-    solve_days = sorted(daily)
-    sums, keys = {}, {}
-    for day in board_days:
-        start = window.start(day)
-        inside = [d for d in solve_days if start <= d <= day]
-        sums[str(day)] = score = sum(daily[d] for d in inside)
-        keys[str(day)] = maths.sort_key(score, max(latest[d] for d in inside))
-    oldest_count = days_kept.counts_from(window, today)
-    return {
-        "days": {str(d): n for d, n in daily.items() if d >= oldest_count},
-        "last": {str(d): t for d, t in latest.items() if d >= oldest_count},
-        "sums": sums,
-        "keys": keys,
-    }
-
-
-def _streak_fields(window: maths.Window, solves: list[dict], today: int, time_zone: str) -> dict:
-    """A streak board's entry (see `maths.streak_scores`): the recent solve days' first times
-    and the first days of their runs, and each kept day's current streak (all time: the
-    longest)."""
-    first: dict[int, dt.datetime] = {}
-    for solve in solves:
-        day = maths.epoch_day(solve["solved_at"], time_zone)
-        first[day] = min(first.get(day, solve["solved_at"]), solve["solved_at"])
-    oldest_run = days_kept.streaks_from(today)
-    fields = {
-        "first": {str(d): t for d, t in first.items() if d >= oldest_run},
-        "began": {str(d): s for d, s in maths.streak_starts(first).items() if d >= oldest_run},
-    }
-    if window.is_all_time:
-        key = maths.ALL_TIME_KEY
-        length, reached = maths.longest_streak_score(first)
-        return fields | {"sums": {key: length}, "keys": {key: maths.sort_key(length, reached)}}
-    oldest_kept = days_kept.history_from(today)
-    scores = {d: score for d, score in maths.streak_scores(first).items() if d >= oldest_kept}
-    return fields | {
-        "sums": {str(d): length for d, (length, _) in scores.items()},
-        "keys": {str(d): maths.sort_key(*score) for d, score in scores.items()},
-    }
-
-
-def comparable(entry: dict) -> dict:
-    """An entry without the engine's bookkeeping, to compare with what a rebuild computes."""
-    return {k: v for k, v in entry.items() if k not in ("applied", "placed", "rev", "trimmed")}
 
 
 @dataclass
@@ -185,10 +79,8 @@ class BoardBuild:
 
     def add(self, document: dict, solve_ids: list[str]) -> None:
         """A programmer's entry computed from the log, with the ids of its solves."""
-        # The latest solves' ids, so a late retry of one of them still counts nothing; and
-        # what the orders hold once they are built from these entries below.
-        document["applied"] = sorted(solve_ids)[-entries.APPLIED_KEPT :]
-        document["placed"] = entries.placed_as_is(document)
+        # The orders are built from these entries below: they will hold each as it is.
+        document = entries.placed_as_is(entries.applied_with(document, solve_ids))
         self._spill.add(document)
         self._writer.add(document)
 
@@ -274,9 +166,9 @@ class _EntryWriter:
     def flush(self) -> None:
         ids = [doc["_id"] for doc in self.batch] + self.absent_ids
         found = [] if self.was_empty else mongo.find_by_ids(self.collection, ids)
-        current = {doc["_id"]: comparable(doc) for doc in found}
+        current = {doc["_id"]: entries.comparable(doc) for doc in found}
         self.stale += [pid for pid in self.absent_ids if pid in current]
-        changed = [doc for doc in self.batch if current.get(doc["_id"]) != comparable(doc)]
+        changed = [doc for doc in self.batch if current.get(doc["_id"]) != entries.comparable(doc)]
         self.report.changed_ids += [doc["_id"] for doc in changed]
         if changed and not self.dry_run:
             writes = [
@@ -363,13 +255,10 @@ class _Spill:
         self.scopes: set[str] = set()  # every group of the entries added
 
     def add(self, entry: dict) -> None:
-        scopes = ["", *entry.get("groups", [])]
+        placed = entries.placement(entry)
+        scopes = entries.scopes_of(placed)
         self.scopes.update(scopes[1:])
-        tail = sets.handle_bytes(entry["handle"], entry["_id"])
-        for day_key, key in entry.get("keys", {}).items():
-            if key <= 0 or (day_key != maths.ALL_TIME_KEY and int(day_key) < self.oldest_day):
-                continue
-            record = sets.record_of(key, tail)
+        for day_key, record in entries.records_by_day(placed, entry["_id"], self.oldest_day):
             for scope in scopes:
                 order = orders.order_id(self.board_slug, day_key, scope)
                 self.places.setdefault(order, (day_key, scope))

@@ -3,7 +3,8 @@
 This package is the only code that names an entry field path or a board's entries collection:
 the others ask it through its functions (what an entry's placement is, which moves take a
 programmer from what the orders hold to their entry, which entries the orders are behind). The
-one update a solve runs on an entry, an aggregation pipeline, is built in `counting`.
+one update a solve runs on an entry, an aggregation pipeline, is built in `counting`; the entry
+a rebuild computes from a programmer's solves alone, which must be the same, in `from_solves`.
 
 **Entries** (``entries.<board>``), one document per (board, programmer)::
 
@@ -42,8 +43,7 @@ from pymongo.collection import Collection
 
 from ... import mongo
 from .. import maths, moving, sets
-from .counting import APPLIED_KEPT as APPLIED_KEPT  # re-exported: a rebuild keeps as many ids
-from .counting import SolveEvent, placed_kept, solve_pipeline
+from .counting import APPLIED_KEPT, SolveEvent, placed_kept, solve_pipeline
 
 
 def board_key(window: maths.Window, day: int) -> str:
@@ -137,6 +137,17 @@ def entries_set(programmer_id: int, documents: dict[str, dict | None]) -> None:
         entries(board_slug).update_one({"_id": programmer_id}, update, upsert=True)
 
 
+def applied_with(entry: dict, solve_ids: Iterable[str]) -> dict:
+    """An entry computed from the log (`from_solves`) that remembers the latest of its solves'
+    ids as counted, so a late retry of one of them counts nothing again."""
+    return entry | {"applied": sorted(solve_ids)[-APPLIED_KEPT:]}
+
+
+def comparable(entry: dict) -> dict:
+    """An entry without the engine's bookkeeping, to compare with what a rebuild computes."""
+    return {k: v for k, v in entry.items() if k not in ("applied", "placed", "rev", "trimmed")}
+
+
 # --- what the orders hold for an entry ---------------------------------------------------------
 
 
@@ -152,8 +163,8 @@ def placement(entry: dict) -> dict:
 
 
 def placed_as_is(entry: dict) -> dict:
-    """``placed`` for an entry whose orders hold it as it is (a rebuild builds them so)."""
-    return {"rev": entry.get("rev", 0)}
+    """The entry, with ``placed`` saying its orders hold it as it is (a rebuild builds them so)."""
+    return entry | {"placed": {"rev": entry.get("rev", 0)}}
 
 
 def placed_of(entry: dict) -> dict | None:
@@ -205,14 +216,22 @@ def _records_placed(placed: dict | None, pid: int, oldest_day: int) -> dict[tupl
     """{(day, scope): record} of a placement: what the orders hold for it on each day kept."""
     if not placed:
         return {}
-    scopes = ["", *placed.get("groups", [])]
+    scopes = scopes_of(placed)
+    days = records_by_day(placed, pid, oldest_day)
+    return {(day_key, scope): record for day_key, record in days for scope in scopes}
+
+
+def scopes_of(placed: dict) -> list[str]:
+    """The orders of a day a placement is in: everybody's (""), then each of its groups'."""
+    return ["", *placed.get("groups", [])]
+
+
+def records_by_day(placed: dict, pid: int, oldest_day: int) -> Iterator[tuple[str, bytes]]:
+    """(day, record) of each day kept that programmer `pid`'s placement puts them on."""
     tail = sets.handle_bytes(placed["handle"], pid)
-    records = {}
     for day_key, key in placed.get("keys", {}).items():
         if key > 0 and (day_key == maths.ALL_TIME_KEY or int(day_key) >= oldest_day):
-            record = sets.record_of(key, tail)
-            records.update({(day_key, scope): record for scope in scopes})
-    return records
+            yield day_key, sets.record_of(key, tail)
 
 
 def placed_record(behind: dict[str, list[Behind]]) -> None:
