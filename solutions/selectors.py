@@ -209,28 +209,25 @@ def programmer_around(
     forecast_scores = [
         (leaderboard.day_to_date(d), entries.entry_sum(entry, str(d))) for d in ahead
     ]
-    sort_key = entries.entry_key(entry, key)
-    score = leaderboard.key_score(sort_key)
-    in_scope = not scope or scope in entry.get("groups", [])
-    if score <= 0 or not programmer.on_boards or not in_scope:
+    member = entries.entry_member(entry, key, scope) if programmer.on_boards else None
+    if member is None:
         total = leaderboard.board_total(reading.histogram_read(board.slug, key, scope))
         standing = Standing(board, day, programmer.handle, rank=None, score=0, total=total)
         return Around(standing, forecast=forecast_scores)
     unique = board.ties == Board.UNIQUE
-    record = sets.Member(sort_key, entry["handle"], programmer.pk).record()
     histogram, position, records, first = _order_around(
-        board, key, scope, record, around, places=around > 0 or unique
+        board, key, scope, member.record(), around, places=around > 0 or unique
     )
     standing = Standing(
         board=board,
         day=day,
         handle=programmer.handle,
-        rank=_rank(histogram, score, position if unique else None),
-        score=score,
+        rank=_rank(histogram, member.score, position if unique else None),
+        score=member.score,
         total=leaderboard.board_total(histogram),
-        key=sort_key,
+        key=member.key,
         programmer_id=programmer.pk,
-        at_or_above=leaderboard.at_or_above(histogram, score),
+        at_or_above=leaderboard.at_or_above(histogram, member.score),
     )
     if position is None:
         return Around(standing, forecast=forecast_scores)
@@ -313,11 +310,9 @@ def programmer_position(
     day = today() if day is None else day
     key = day_key(board, day)
     entry = entries.entry_read(board.slug, programmer.pk, [key])
-    sort_key = entries.entry_key(entry, key)
-    in_scope = not scope or scope in entry.get("groups", [])
-    if leaderboard.key_score(sort_key) <= 0 or not programmer.on_boards or not in_scope:
+    member = entries.entry_member(entry, key, scope) if programmer.on_boards else None
+    if member is None:
         return None
-    member = sets.Member(sort_key, entry["handle"], programmer.pk)
     position = reading.member_position(board.slug, key, scope, member)
     return None if position is None else position + 1
 

@@ -97,13 +97,17 @@ def entry_read(board_slug: str, programmer_id: int, day_keys: Iterable[str] = ()
     return entries(board_slug).find_one({"_id": programmer_id}, projection) or {}
 
 
-def entry_key(entry: dict, day_key: str) -> int:
-    """The sort key of a board day in an entry from `entry_read` (0: not on that board)."""
-    return entry.get("keys", {}).get(day_key, 0)
-
-
 def entry_sum(entry: dict, day_key: str) -> int:
     return entry.get("sums", {}).get(day_key, 0)
+
+
+def entry_member(entry: dict, day_key: str, scope: str = "") -> sets.Member | None:
+    """The programmer's member of a board day's order (of the group `scope`; "" everybody's),
+    from their entry (`entry_read`); None when the entry does not put them there."""
+    key = entry.get("keys", {}).get(day_key, 0)  # 0: not on that day
+    if maths.key_score(key) <= 0 or (scope and scope not in entry.get("groups", [])):
+        return None
+    return sets.Member(key, entry["handle"], entry["_id"])
 
 
 def entries_members(
@@ -114,11 +118,8 @@ def entries_members(
     found = entries(board_slug).find(
         {"_id": {"$in": list(programmer_ids)}}, {"handle": 1, f"keys.{day_key}": 1, "groups": 1}
     )
-    return {
-        doc["_id"]: sets.Member(doc["keys"][day_key], doc["handle"], doc["_id"])
-        for doc in found
-        if entry_key(doc, day_key) > 0 and (not scope or scope in doc.get("groups", []))
-    }
+    members = (entry_member(doc, day_key, scope) for doc in found)
+    return {member.programmer_id: member for member in members if member is not None}
 
 
 def entries_set(programmer_id: int, documents: dict[str, dict | None]) -> None:
