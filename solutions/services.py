@@ -373,11 +373,12 @@ def programmer_refresh_boards(*, programmer: Programmer) -> None:
     solves = _solves_of(programmer) if programmer.on_boards else []
     now_day = today()
     boards = list(Board.objects.all())
+    solve_ids = [str(s["_id"]) for s in solves]
     documents = {}
     for board in boards:
         document = entry_from_solves(board, programmer, solves, now_day)
         if document is not None:
-            document = entries.applied_with(document, (str(s["_id"]) for s in solves))
+            document = entries.applied_with(document, solve_ids)
         documents[board.slug] = document
     applier.entries_replace(programmer.pk, documents)  # its batch touches every board listed
     # The problems' solver counts leave them out (or take them back) the same way.

@@ -103,9 +103,10 @@ def entry_sum(entry: dict, day_key: str) -> int:
 
 def entry_member(entry: dict, day_key: str, scope: str = "") -> sets.Member | None:
     """The programmer's member of a board day's order (of the group `scope`; "" everybody's),
-    from their entry (`entry_read`); None when the entry does not put them there."""
+    from their entry (`entry_read`); None when the entry does not put them there. A day is in
+    the orders when its key is positive, as `records_by_day` and the seed's query have it."""
     key = entry.get("keys", {}).get(day_key, 0)  # 0: not on that day
-    if maths.key_score(key) <= 0 or (scope and scope not in entry.get("groups", [])):
+    if key <= 0 or (scope and scope not in entry.get("groups", [])):
         return None
     return sets.Member(key, entry["handle"], entry["_id"])
 
@@ -270,9 +271,8 @@ def entries_by_key(board_slug: str, day_key: str, scope: str = "") -> Iterator[s
     )
     tie: list[sets.Member] = []
     for entry in found:
-        if scope and scope not in entry.get("groups", []):
-            continue
-        member = sets.Member(entry["keys"][day_key], entry["handle"], entry["_id"])
+        if (member := entry_member(entry, day_key, scope)) is None:
+            continue  # in another group
         if tie and tie[0].key != member.key:
             yield from sorted(tie, key=sets.Member.record)
             tie = []
