@@ -35,7 +35,13 @@ from django.conf import settings
 from pymongo import ASCENDING, DESCENDING, IndexModel, MongoClient
 from pymongo.collection import Collection
 from pymongo.database import Database
-from pymongo.errors import AutoReconnect, OperationFailure, PyMongoError
+from pymongo.errors import (
+    AutoReconnect,
+    BulkWriteError,
+    ClientBulkWriteException,
+    OperationFailure,
+    PyMongoError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -240,9 +246,11 @@ def fixed_indexes() -> dict[str, list[IndexModel]]:
         "requests": [IndexModel([("claimed_at", ASCENDING)], expireAfterSeconds=45 * 86400)],
         "solves": [
             # A programmer solves a problem once: a re-solve is refused by this key.
-            # Also every read of the log: a programmer's solves, a range of programmers'. No
-            # read filters or sorts the whole log by time, so `solved_at` has no index.
+            # Also every read of the log: a programmer's solves, a range of programmers'.
             IndexModel([("programmer_id", ASCENDING), ("problem", ASCENDING)], unique=True),
+            # Who solved on a day: the programmers a new day moves (`leaderboard.day_change`),
+            # one range of a day's solves.
+            IndexModel([("solved_at", ASCENDING)]),
             IndexModel([("applied", ASCENDING)], partialFilterExpression={"applied": False}),
             # The moves of problem counts a crash left unfinished (see `solvers`): only solves
             # with a move under way have the field.
@@ -395,3 +403,25 @@ def _has_unique_index(collection: Collection, model: IndexModel) -> bool:
         info.get("unique") and list(info["key"]) == keys
         for info in collection.index_information().values()
     )
+
+
+DUPLICATE_KEY = 11000
+
+
+def only_duplicates(error: BulkWriteError | ClientBulkWriteException) -> bool:
+    """Whether every write a bulk refused was refused for a duplicate key (an insert that found
+    its document there, or a compare-and-swap whose upsert did): the conflicts the engine
+    expects, as opposed to a document too large, a bad update or any other fault."""
+    if isinstance(error, BulkWriteError):
+        errors, concern = error.details.get("writeErrors"), error.details.get("writeConcernErrors")
+    else:
+        if error.error is not None:  # the command itself failed (a network error, say)
+            return False
+        errors, concern = error.write_errors, error.write_concern_errors
+    return bool(errors) and not concern and all(e.get("code") == DUPLICATE_KEY for e in errors)
+
+
+def raise_unless_duplicates(error: BulkWriteError | ClientBulkWriteException) -> None:
+    """Re-raise a bulk's error unless all it refused were duplicate keys (see `only_duplicates`)."""
+    if not only_duplicates(error):
+        raise error

@@ -295,9 +295,10 @@ def programmer_submissions(*, programmer: Programmer, limit: int = 50) -> list[d
 
 
 def day_is_browsable(board: Board, day: int) -> bool:
-    """Days whose board is kept: from the oldest kept final board to the end of the forecast."""
+    """Days whose board is kept: from the oldest kept final board to today (the days after are
+    a programmer's forecast, read from their entry: see `programmer_around`)."""
     now_day = today()
-    return days_kept.history_from(now_day) <= day <= now_day + max(board.spec.span, 1)
+    return days_kept.history_from(now_day) <= day <= now_day
 
 
 def programmer_position(

@@ -310,13 +310,20 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
             entries.entry_count_solve(board.slug, board.spec, event, now_day)
         # The batch that moves them marks the solve applied (`orders_moved`).
         applier.orders_catch_up(
-            [(board.slug, programmer.pk) for board in boards], tag=_solve_tag(solve["_id"])
+            [(board.slug, programmer.pk) for board in boards],
+            tag=_solve_tag(solve["_id"]),
+            boards=_windows(boards),
         )
     else:
         mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
 
 
 SOLVE_TAG = "solve-"
+
+
+def _windows(boards: Iterable[Board]) -> dict[str, leaderboard.Window]:
+    """{board slug: its window}: what the engine needs to keep each board's days (`day_change`)."""
+    return {board.slug: board.spec for board in boards}
 
 
 def _solve_tag(solve_id: ObjectId) -> str:
@@ -380,7 +387,8 @@ def programmer_refresh_boards(*, programmer: Programmer) -> None:
         if document is not None:
             document = entries.applied_with(document, solve_ids)
         documents[board.slug] = document
-    applier.entries_replace(programmer.pk, documents)  # its batch touches every board listed
+    # Its batch touches every board listed.
+    applier.entries_replace(programmer.pk, documents, boards=_windows(boards))
     # The problems' solver counts leave them out (or take them back) the same way.
     solvers.programmer_sync(programmer_id=programmer.pk, counted=programmer.on_boards)
 
@@ -389,7 +397,9 @@ def orders_prune() -> int:
     """Drop every board's orders of days past the history kept (beat runs it every hour: it
     finds nothing to do but once a day, after midnight)."""
     now_day = today()
-    return sum(orders.orders_prune(board.slug, now_day) for board in Board.objects.all())
+    return sum(
+        orders.orders_prune(board.slug, board.spec, now_day) for board in Board.objects.all()
+    )
 
 
 def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
@@ -406,7 +416,8 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
         mongo.solves().update_many(
             {**pending, "programmer_id": programmer.pk}, {"$set": {"applied": True}}
         )
-    applier.orders_catch_up()  # whatever a crash left pending, on every board
+    # Whatever a crash left pending, on every board, and the days every board keeps.
+    applier.orders_catch_up(boards=_windows(Board.objects.all()))
     solvers.moves_repair(older_than=older_than)  # and in the problems' solver counts
     return len(programmer_ids)
 
@@ -482,7 +493,7 @@ def boards_rebuild(
     of them and for the problems' counts if `stats` is given (`progress` is told of each solve
     read, then of each order written)."""
     now_day, time_zone = today(), settings.LEADERBOARD_TIME_ZONE
-    builds = [rebuild.BoardBuild(board.slug, now_day, dry_run) for board in boards]
+    builds = [rebuild.BoardBuild(board.slug, board.spec, now_day, dry_run) for board in boards]
     counting = [(board.spec, board.value_of) for board in boards]
     progress.phase("entries", mongo.solves().estimated_document_count(), "solves")
     for programmer, logged in _log_by_programmer():

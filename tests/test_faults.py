@@ -398,9 +398,9 @@ def test_a_fold_stopped_after_writing_gone_lists_takes_nobody_out_twice(
     monkeypatch.setattr(sets, "ARRIVALS_MAX", 48)  # from now on they wait among the arrivals
     real_move, lost = orders.manifests_move, AutoReconnect("connection to the server was lost")
 
-    def stopped_before_the_roots(folding):
+    def stopped_before_the_roots(folding, frontiers):
         with mock.patch.object(orders, "manifests_swap", side_effect=lost):
-            real_move(folding)
+            real_move(folding, frontiers)
 
     with mock.patch.object(orders, "manifests_move", side_effect=stopped_before_the_roots):
         with pytest.raises(AutoReconnect):

@@ -218,7 +218,7 @@ def test_every_day_of_the_streak_boards_agrees_with_brute_force_on_random_histor
         with time_machine.travel(reported, tick=False):
             today = services.today()
             if checked_on and today > min(checked_on):  # at the end of that day, as it stood
-                check_every_day(current, longest, range(today - 3, today + 3), time_zone)
+                check_every_day(current, longest, range(today - 3, today + 1), time_zone)
                 checked_on.remove(min(checked_on))
             if kind == "visibility":
                 services.programmer_set_visibility(programmer=programmer, **what[0])
@@ -230,7 +230,7 @@ def test_every_day_of_the_streak_boards_agrees_with_brute_force_on_random_histor
     assert counted > 100
     with time_machine.travel(at(TODAY, 23, 55, time_zone), tick=False):
         today = services.today()
-        check_every_day(current, longest, range(FIRST_DAY - 1, today + 3), time_zone)
+        check_every_day(current, longest, range(FIRST_DAY - 1, today + 2), time_zone)
         # Streaks far longer than the days an entry keeps, and the entries stay that small.
         assert max(score for _, _, score in listed(longest, today)) > MAX_LATE_DAYS + 3
         for entry in entries.entries(current.slug).find():
@@ -240,14 +240,14 @@ def test_every_day_of_the_streak_boards_agrees_with_brute_force_on_random_histor
         more = iter(Problem.objects.bulk_create(Problem(slug=f"z{n}", title="Z") for n in range(7)))
         for programmer in people:
             services.solve_record(programmer=programmer, problem=next(more), solved_at=at(TODAY))
-        before = {day: listed(current, day) for day in range(FIRST_DAY - 1, today + 3)}
+        before = {day: listed(current, day) for day in range(FIRST_DAY - 1, today + 2)}
         before["longest"] = listed(longest, today)
         for board in (current, longest):
             assert services.board_rebuild(board=board, dry_run=True).changed == 0, board.slug
             services.board_rebuild(board=board)
-        after = {day: listed(current, day) for day in range(FIRST_DAY - 1, today + 3)}
+        after = {day: listed(current, day) for day in range(FIRST_DAY - 1, today + 2)}
         assert before == after | {"longest": listed(longest, today)}
-        check_every_day(current, longest, range(today - 1, today + 3), time_zone)
+        check_every_day(current, longest, range(today - 1, today + 2), time_zone)
 
 
 # --- forward-dated: no job at midnight -----------------------------------------------------------
@@ -262,13 +262,11 @@ def test_a_streak_shows_the_next_day_with_no_solve_and_is_off_the_day_after(
     solve(bob, problems[0], at(TODAY - 1, 10))
     with time_machine.travel(at(TODAY, 13), tick=False):
         assert listed(current, TODAY) == [(1, "Alice", 3), (2, "bob", 1)]
-        assert listed(current, TODAY + 1) == [(1, "Alice", 3)]  # known today
-        assert listed(current, TODAY + 2) == []
         forecast = selectors.programmer_around(
             board=current, programmer=alice, around=0, forecast_days=current.spec.span
         ).forecast
-        assert [score for _, score in forecast] == [3, 0]
-    # Nobody solves and nothing runs at midnight: the next day's board is already there.
+        assert [score for _, score in forecast] == [3, 0]  # known today
+    # Nobody solves and nothing runs before midnight: the new day's first read makes its board.
     with time_machine.travel(at(TODAY + 1, 0, 1), tick=False):
         assert listed(current, services.today()) == [(1, "Alice", 3)]
         assert listed(longest, services.today()) == [(1, "Alice", 3), (2, "bob", 1)]
@@ -281,20 +279,28 @@ def test_a_streak_shows_the_next_day_with_no_solve_and_is_off_the_day_after(
         assert listed(longest, services.today()) == [(1, "Alice", 3), (2, "bob", 1)]
 
 
+def tomorrow(board: Board, programmer) -> int:
+    """A programmer's score tomorrow as their forecast says it (tomorrow has no board yet)."""
+    around = selectors.programmer_around(board=board, programmer=programmer, forecast_days=1)
+    return around.forecast[0][1]
+
+
 def test_a_late_solve_joins_two_streaks_and_changes_the_past_days(streak_boards, problems, alice):
     current, longest = streak_boards["streak"], streak_boards["longest-streak"]
     for n, day in enumerate([TODAY - 5, TODAY - 4, TODAY - 2, TODAY - 1, TODAY]):
         solve(alice, problems[n], at(day, 9))
     with time_machine.travel(at(TODAY, 13), tick=False):
-        assert [listed(current, day)[0][2] for day in range(TODAY - 5, TODAY + 2)] == [
-            1, 2, 2, 1, 2, 3, 3,
+        assert [listed(current, day)[0][2] for day in range(TODAY - 5, TODAY + 1)] == [
+            1, 2, 2, 1, 2, 3,
         ]  # fmt: skip
+        assert tomorrow(current, alice) == 3
         assert listed(longest, TODAY) == [(1, "Alice", 3)]
     solve(alice, problems[5], at(TODAY - 3, 22), reported_at=at(TODAY, 14))  # late
     with time_machine.travel(at(TODAY, 15), tick=False):
-        assert [listed(current, day)[0][2] for day in range(TODAY - 5, TODAY + 2)] == [
-            1, 2, 3, 4, 5, 6, 6,
+        assert [listed(current, day)[0][2] for day in range(TODAY - 5, TODAY + 1)] == [
+            1, 2, 3, 4, 5, 6,
         ]  # fmt: skip
+        assert tomorrow(current, alice) == 6
         assert listed(longest, TODAY) == [(1, "Alice", 6)]
         for board in (current, longest):
             assert services.board_rebuild(board=board, dry_run=True).changed == 0

@@ -126,7 +126,7 @@ def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Pr
             )
             for programmer in programmers
         )
-        rebuild.board_rebuild(board.slug, computed, now_day, dry_run=False)
+        rebuild.board_rebuild(board.slug, board.spec, computed, now_day, dry_run=False)
     # Measured on a server that has written the seed out (`fsync`: a checkpoint), so that the
     # writing of gigabytes at a million does not fall inside the first measures.
     mongo.get_db().client.admin.command("fsync")

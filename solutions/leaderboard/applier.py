@@ -26,7 +26,7 @@ import datetime as dt
 import secrets
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from django.utils import timezone
@@ -35,7 +35,7 @@ from pymongo.collection import Collection
 from pymongo.errors import ConnectionFailure, DuplicateKeyError
 
 from .. import mongo
-from . import days_kept, entries, groups, journals, moving, orders, turns
+from . import day_change, days_kept, entries, groups, journals, maths, moving, orders, turns
 
 APPLY_LEASE = dt.timedelta(seconds=30)  # longer than any batch takes; frees a crashed applier
 # How long a solve waits for another request to apply it: longer than the lease, so a solve
@@ -162,7 +162,14 @@ def on_batch_moved(finish: Callable[[Moved], object]) -> None:
 _TURNS = turns.Turns(shared_failure=ConnectionFailure)
 
 
-def orders_catch_up(wanted: Iterable[tuple[str, int]] = (), *, tag: str = "") -> None:
+Boards = Mapping[str, maths.Window | None]
+"""{board slug: its window}: the boards a batch keeps up to date (None: the window its journal
+keeps, see `day_change`)."""
+
+
+def orders_catch_up(
+    wanted: Iterable[tuple[str, int]] = (), *, tag: str = "", boards: Boards | None = None
+) -> None:
     """Bring the orders up to date with the entries of these (board slug, programmer id) pairs
     (only everything pending when empty). They are listed as pending, and whoever holds the
     lease next moves them with everybody pending, in one batch: this request if the lease is
@@ -171,22 +178,47 @@ def orders_catch_up(wanted: Iterable[tuple[str, int]] = (), *, tag: str = "") ->
     lease and looks at the applier document for all of them.
 
     `tag` marks this request's programmers in the batch (a solve's id, say): the batch's
-    finishers (`on_batch_moved`) do the work of every request in it at once. Waiting ends after
-    APPLY_WAIT_SECONDS: whatever is still pending is moved by the next holder or the repair
-    task."""
+    finishers (`on_batch_moved`) do the work of every request in it at once. `boards`: the
+    boards whose days every batch first prepares (`day_change`), with those of the pending
+    programmers. Waiting ends after APPLY_WAIT_SECONDS: whatever is still pending is moved by
+    the next holder or the repair task."""
     token = secrets.token_hex(8)
     wanted = sorted(set(wanted))
+    boards = dict(boards or {})
     if not wanted:
         holder, pending = _lease_take(token, [])
         if holder:
-            _batch_move(token, pending)
+            _batch_move(token, pending, boards)
         return
     items = frozenset(_item(slug, pid, tag or token) for slug, pid in wanted)
     me = turns.Waiter(items, time.monotonic() + APPLY_WAIT_SECONDS)
-    _TURNS.wait(me, lambda me: _drive(token, me))
+    _TURNS.wait(me, lambda me: _drive(token, me, boards))
 
 
-def _drive(token: str, me: turns.Waiter) -> None:
+def day_wait(board_slug: str, day: int) -> None:
+    """Wait until a board's orders reach `day`, preparing it as the lease holder if the lease is
+    free (see `day_change`): the first read of a day that no holder prepared before midnight
+    (no solve and no repair task in its last hour). Gives up after APPLY_WAIT_SECONDS. A day
+    past the frontier wanted now has no orders to wait for: its sums are only a forecast."""
+    if day > days_kept.frontier_wanted():
+        raise ValueError(f"day {day} of {board_slug} is a forecast: it has no orders yet")
+    deadline = time.monotonic() + APPLY_WAIT_SECONDS
+    pause = APPLY_POLL_SECONDS[0]
+    while True:
+        token = secrets.token_hex(8)
+        holder, pending = _lease_take(token, [])
+        if holder:
+            _batch_move(token, pending, {board_slug: None})
+        head = journals.journal_heads([board_slug])[board_slug]
+        if head.frontier is None or head.frontier >= day:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the orders of {board_slug} are not prepared for day {day}")
+        time.sleep(pause)
+        pause = min(pause * 1.5, APPLY_POLL_SECONDS[1])
+
+
+def _drive(token: str, me: turns.Waiter, boards: Boards) -> None:
     """Drive for every request of this process waiting for the orders, until `me` is settled or
     out of time: list them (taking the lease if it is free), move everybody pending while
     holding it, and otherwise look every few dozen milliseconds which of them another holder
@@ -203,7 +235,7 @@ def _drive(token: str, me: turns.Waiter) -> None:
             _TURNS.mark_listed(waiting)
             if holder:
                 try:
-                    _batch_move(token, pending)
+                    _batch_move(token, pending, boards)
                 except orders.OrdersConflict:
                     pass  # an applier that outlived its lease wrote first: all stay pending
                 else:
@@ -216,12 +248,13 @@ def _drive(token: str, me: turns.Waiter) -> None:
         take = free or any(not w.listed for w in _TURNS.unsettled())
 
 
-def _batch_move(token: str, pending: list[str]) -> None:
-    """As the lease holder, move everybody pending, finish the batch (`on_batch_moved`) and give
-    the lease back."""
+def _batch_move(token: str, pending: list[str], boards: Boards) -> None:
+    """As the lease holder, prepare the boards' days (`day_change`), move everybody pending,
+    finish the batch (`on_batch_moved`) and give the lease back."""
     items = [_item_parts(item) for item in pending]
     moved = Moved(frozenset(board for board, *_ in items), frozenset(tag for *_, tag in items))
     try:
+        day_change.frontiers_catch_up({**dict.fromkeys(moved.boards), **boards})
         _orders_apply({(board, pid) for board, pid, _tag in items})
         for finish in _BATCH_FINISHERS:
             finish(moved)
@@ -252,8 +285,8 @@ def _orders_apply(wanted: set[tuple[str, int]]) -> None:
     a place the orders no longer hold (`orders.OrdersConflict`: everybody stays pending)."""
     if not wanted:
         return
-    seen = journals.journal_versions({board for board, _pid in wanted})
-    behind, by_part, named = _batch_moves(wanted)
+    heads = journals.journal_heads({board for board, _pid in wanted})
+    behind, by_part, named = _batch_moves(wanted, heads)
     if not behind:
         return
     ranked = sorted(
@@ -263,7 +296,7 @@ def _orders_apply(wanted: set[tuple[str, int]]) -> None:
         if groups.kind_of(scope)
     )
     journal_of, bases = journals.journals_read(by_part, ranked)
-    if any(journal.get("v", 0) != seen[board] for board, journal in journal_of.items()):
+    if any(journal.get("v", 0) != heads[board].version for board, journal in journal_of.items()):
         raise orders.OrdersConflict("a journal changed while the entries were read")
     if half_folded := {b: j for b, j in journal_of.items() if j.get("folding")}:
         journal_of.update(journals.journals_fold(half_folded))  # finished before anything is added
@@ -281,23 +314,27 @@ def _orders_apply(wanted: set[tuple[str, int]]) -> None:
 
 
 def _batch_moves(
-    wanted: set[tuple[str, int]],
+    wanted: set[tuple[str, int]], heads: dict[str, journals.Head]
 ) -> tuple[dict[str, list[entries.Behind]], dict[str, dict[tuple[str, str], list]], set[str]]:
     """What a batch moves, from the entries of these (board slug, programmer id), one read a
     board: ({board: [entry]} of those whose orders are behind, {board: {(day, scope): moves}},
-    the groups some of them join)."""
+    the groups some of them join). Each board's orders reach its frontier (`heads`): a board
+    the day change does not keep (all-time, or never prepared) has its day wanted now."""
     by_board: dict[str, list[int]] = defaultdict(list)
     for board_slug, pid in wanted:
         by_board[board_slug].append(pid)
     oldest = days_kept.history_from(days_kept.current_day())
+    wanted_now = days_kept.frontier_wanted()
     behind: dict[str, list[entries.Behind]] = {}
     by_part: dict[str, dict[tuple[str, str], list[moving.Move]]] = {}
     named: set[str] = set()
     for board_slug, pids in sorted(by_board.items()):
+        frontier = heads[board_slug].frontier
+        frontier = wanted_now if frontier is None else frontier
         for entry in entries.entries_behind(board_slug, pids):
             behind.setdefault(board_slug, []).append(entry)
             parts = by_part.setdefault(board_slug, defaultdict(list))
-            for place, move in entry.moves(oldest).items():
+            for place, move in entry.moves(oldest, frontier).items():
                 parts[place].append(move)
             named.update(entry.groups_joined())
     return behind, by_part, named
@@ -306,7 +343,9 @@ def _batch_moves(
 # --- entries recomputed from the log -------------------------------------------------------------
 
 
-def entries_replace(programmer_id: int, documents: dict[str, dict | None]) -> None:
+def entries_replace(
+    programmer_id: int, documents: dict[str, dict | None], boards: Boards | None = None
+) -> None:
     """Set a programmer's entries ({board slug: entry computed from their solves, None: off the
     board}), keeping what the orders hold, then bring the orders along (only this programmer
     moves). The programmer is listed as pending first, so a crash right after still leaves the
@@ -314,4 +353,4 @@ def entries_replace(programmer_id: int, documents: dict[str, dict | None]) -> No
     marker = secrets.token_hex(8)
     _pending_add([_item(slug, programmer_id, marker) for slug in documents])
     entries.entries_set(programmer_id, documents)
-    orders_catch_up([(slug, programmer_id) for slug in documents])
+    orders_catch_up([(slug, programmer_id) for slug in documents], boards=boards)

@@ -22,6 +22,7 @@ kept by its id in ``group_names`` (see `orders`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from bson import Binary
 
@@ -78,18 +79,17 @@ def _part_pack(part: dict[int, tuple[bytes | None, bytes | None]]) -> Binary:
     )
 
 
-def journal_part(board_slug: str, day_key: str, scope: str) -> tuple[int, list]:
-    """(the journal's epoch, the (gone, came) pairs of one board day's order): one `_id` read of
-    that part only."""
+def journal_part(board_slug: str, day_key: str, scope: str) -> tuple[int, list, int | None]:
+    """(the journal's epoch, the (gone, came) pairs of one board day's order, the board's
+    frontier: None before its first batch): one `_id` read of that part only."""
     key = _part_key(day_key, scope)
     document = orders.orders().find_one(
-        {"_id": journal_id(board_slug)}, {"epoch": 1, f"p.{key}": 1}
+        {"_id": journal_id(board_slug)}, {"epoch": 1, f"p.{key}": 1, "frontier": 1}
     )
     if document is None:
-        return 0, []
-    return document.get("epoch", 0), list(
-        _part_unpack(document.get("p", {}).get(key, b"")).values()
-    )
+        return 0, [], None
+    pairs = list(_part_unpack(document.get("p", {}).get(key, b"")).values())
+    return document.get("epoch", 0), pairs, document.get("frontier")
 
 
 def _journal_move(part: dict, move: moving.Move) -> None:
@@ -114,6 +114,7 @@ def journal_append(journal: dict, parts: dict[tuple[str, str], list[moving.Move]
             _journal_move(part, move)
         packed[key] = _part_pack(part)
     return {
+        **_kept(journal),
         "v": journal.get("v", 0) + 1,
         "epoch": journal.get("epoch", 0),
         "folding": False,
@@ -126,20 +127,37 @@ def journal_append(journal: dict, parts: dict[tuple[str, str], list[moving.Move]
     }
 
 
-_JOURNAL = {"v": 1, "epoch": 1, "folding": 1, "n": 1, "p": 1}
+def _kept(journal: dict) -> dict:
+    """What a journal keeps through every write and fold: the board's frontier (the last day
+    whose orders are kept, see `day_change`), how far the preparation of the next has got, and
+    the board's window (which days a solve counts on)."""
+    return {name: journal[name] for name in _KEPT if name in journal}
 
 
-def journal_versions(boards: Iterable[str]) -> dict[str, int]:
-    """{board: the version of its journal} (0 for one never written): one read of the versions
-    alone, which a batch takes before the entries (see `applier`)."""
+_KEPT = ("frontier", "prep", "window")
+_JOURNAL = {"v": 1, "epoch": 1, "folding": 1, "n": 1, "p": 1, **dict.fromkeys(_KEPT, 1)}
+
+
+@dataclass(frozen=True)
+class Head:
+    """What a batch reads of a board's journal before anything else: its version and the
+    board's frontier (None before its first batch)."""
+
+    version: int = 0
+    frontier: int | None = None
+
+
+def journal_heads(boards: Iterable[str]) -> dict[str, Head]:
+    """{board: its journal's `Head`}: one read of the versions and frontiers alone, which a
+    batch takes before the entries (see `applier`)."""
     wanted = {journal_id(board): board for board in boards}
     found = {
-        doc["_id"]: doc.get("v", 0)
+        doc["_id"]: Head(doc.get("v", 0), doc.get("frontier"))
         for doc in orders.orders().find(
-            {"_id": {"$in": list(wanted)}}, {"v": 1}, batch_size=len(wanted) + 1
+            {"_id": {"$in": list(wanted)}}, {"v": 1, "frontier": 1}, batch_size=len(wanted) + 1
         )
     }
-    return {board: found.get(journal, 0) for journal, board in wanted.items()}
+    return {board: found.get(journal, Head()) for journal, board in wanted.items()}
 
 
 def journals_read(
@@ -165,6 +183,45 @@ def journals_read(
         }
     journals = {board: found.get(journal_id, {}) for journal_id, board in wanted.items()}
     return journals, {order: order_documents.manifest_decode(found.get(order)) for order in ranked}
+
+
+def journal_read(board_slug: str) -> dict:
+    """A board's whole journal ({} for one never written): one `_id` read."""
+    return orders.orders().find_one({"_id": journal_id(board_slug)}, _JOURNAL) or {}
+
+
+def journal_write(board_slug: str, journal: dict, changes: dict) -> dict:
+    """Write a journal with these fields changed (None: removed), over the version it had
+    (compare-and-swap); returns it as written."""
+    after = {name: value for name, value in {**journal, **changes}.items() if value is not None}
+    after = {**after, "v": journal.get("v", 0) + 1}
+    journals_swap({board_slug: journal}, {board_slug: after})
+    return after
+
+
+def moves_record(
+    board_slug: str,
+    journal: dict,
+    by_part: dict[tuple[str, str], list[moving.Move]],
+    changes: dict,
+) -> dict:
+    """Record these moves of one board in its journal, with the moves of the groups whose scores
+    they change in the ranklists (`group_moves`), and these fields changed, in one write
+    (compare-and-swap); fold it when full. Returns the journal as it is then."""
+    ranked = [
+        orders.order_id(board_slug, day_key, scope)
+        for day_key, scope in by_part
+        if groups.kind_of(scope)
+    ]
+    bases = journals_read((), ranked)[1]
+    moves = {board_slug: dict(by_part)}
+    for board, parts in group_moves({board_slug: journal}, bases, moves).items():
+        moves[board].update(parts)
+    appended = journal_append(journal, moves[board_slug]) | changes
+    journals_swap({board_slug: journal}, {board_slug: appended})
+    if appended["n"] > JOURNAL_MAX:
+        return journals_fold({board_slug: appended})[board_slug]
+    return appended
 
 
 def journals_swap(before: dict[str, dict], after: dict[str, dict]) -> None:
@@ -216,10 +273,13 @@ def journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
             if day_key == maths.ALL_TIME_KEY or int(day_key) >= oldest:  # else pruned
                 moves = _part_moves(packed)
                 folding[orders.order_id(board, day_key, scope)] = (journal.get("epoch", 0), moves)
-    orders.manifests_move(folding)
+    orders.manifests_move(folding, {board: j.get("frontier") for board, j in journals.items()})
     current = {**journals, **marked}
     emptied = {
-        board: {"v": j["v"] + 1, "epoch": j.get("epoch", 0) + 1, "folding": False, "n": 0, "p": {}}
+        board: {
+            **_kept(j),
+            **{"v": j["v"] + 1, "epoch": j.get("epoch", 0) + 1, "folding": False, "n": 0, "p": {}},
+        }
         for board, j in current.items()
     }
     journals_swap(current, emptied)

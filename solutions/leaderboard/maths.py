@@ -82,6 +82,19 @@ class Window:
         """The board days whose score a solve on `day` changes (the forward-dated sums)."""
         return list(range(day, self.end(day) + 1))
 
+    def days_moving(self, day: int) -> list[int]:
+        """The solve days whose programmers' scores may change from the day before `day` to
+        `day`, before anybody solves on it: a rolling window's oldest day leaves it (and `day`
+        itself, which a judge's clock running ahead can have solves on already); a calendar
+        period changes nobody's within it and starts afresh (`starts_period`)."""
+        if self.kind == ROLLING:
+            return [day - self.days, day]
+        return [] if self.is_all_time else [day]
+
+    def starts_period(self, day: int) -> bool:
+        """Whether `day` is a calendar period's first, whose board starts empty."""
+        return self.kind in (WEEK, MONTH) and self.start(day) == day
+
     @property
     def span(self) -> int:
         """The most days one board day can count."""
@@ -98,6 +111,12 @@ def date_to_day(date: dt.date) -> int:
 
 def day_to_date(day: int) -> dt.date:
     return EPOCH + dt.timedelta(days=day)
+
+
+def day_start(day: int, time_zone: str) -> dt.datetime:
+    """The first moment of an epoch day in the leaderboard time zone (aware, in UTC)."""
+    midnight = dt.datetime.combine(day_to_date(day), dt.time(), tzinfo=ZoneInfo(time_zone))
+    return midnight.astimezone(dt.UTC)
 
 
 def epoch_day(moment: dt.datetime, time_zone: str) -> int:

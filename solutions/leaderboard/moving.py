@@ -37,10 +37,22 @@ from dataclasses import dataclass, field
 from . import sets
 from .sets import Manifest, SetInfo, record_score, records_of, separator
 
+# A set's or node's id carries the day whose order wrote it (its **birth day**) above BORN_SHIFT
+# random bits: the day's orders share the documents of the day before until they change them
+# (see `orders`), so a document's name must not depend on the order reading it, and the days
+# before the history kept are pruned by that day alone.
+BORN_SHIFT = 46
 
-def new_set_id() -> int:
-    """A set's id: random, so two writers can never pick the same one."""
-    return secrets.randbits(62)
+
+def new_set_id(born: int) -> int:
+    """A set's (or node's) id born on day `born` (0 for an all-time order): random below the
+    day, so two writers can never pick the same one."""
+    return born << BORN_SHIFT | secrets.randbits(BORN_SHIFT)
+
+
+def born_of(set_id: int) -> int:
+    """The day whose order wrote the set or node with this id (see `new_set_id`)."""
+    return set_id >> BORN_SHIFT
 
 
 @dataclass(frozen=True)
@@ -82,18 +94,22 @@ def sets_reached(manifest: Manifest, moves: list[Move]) -> set[int]:
 
 
 def sets_plan(
-    manifest: Manifest, moves: list[Move], gone_counts: Mapping[int, int] | None
+    manifest: Manifest,
+    moves: list[Move],
+    gone_counts: Mapping[int, int] | None,
+    shared: set[int] = frozenset(),
 ) -> tuple[set[int], set[int], set[int]]:
     """(the ids of the sets a batch of moves reads whole, those of them that take their arrivals
     in, the sets members leave by a gone list): `gone_counts` gives, for each set members leave,
     how many gone records its document lists already (None: list none, and read whole every set
     a member leaves or joins, the writer being unsure of what the sets hold, see `orders`: a
-    member is then taken out only if it is there and put in only if it is not)."""
+    member is then taken out only if it is there and put in only if it is not). `shared`: sets
+    that other roots list too, which members never leave by a gone list (read whole instead)."""
     fold = sets_to_fold(manifest, moves)
     left = sets_left(manifest, moves)
     if gone_counts is None:
         return fold | set(left) | _sets_joined(manifest, moves), fold, set()
-    full = {s for s, n in left.items() if gone_counts.get(s, 0) + n > sets.GONE_MAX}
+    full = {s for s, n in left.items() if gone_counts.get(s, 0) + n > sets.GONE_MAX or s in shared}
     return fold | full, fold, set(left) - fold - full
 
 
@@ -219,7 +235,7 @@ class _SetChanges:
         of the same fold that wrote the manifest without the member among its arrivals."""
         manifest = self.manifest
         if not len(manifest):
-            manifest.splice(0, 0, [SetInfo(new_set_id(), 0, 0, separator(record), {})])
+            manifest.splice(0, 0, [SetInfo(new_set_id(manifest.born), 0, 0, separator(record), {})])
         index = manifest.set_for(record)
         if self.taking_in(index):
             self._insert(index, record)
@@ -264,7 +280,7 @@ def _sets_replace(manifest: Manifest, changes: _SetChanges) -> Rewrite:
         elif len(records) <= sets.SET_MAX:
             entries = _entries_rewritten(rewrite, manifest, info, records, scores, waiting)
         else:
-            entries = _entries_split(rewrite, info, records)
+            entries = _entries_split(rewrite, manifest, info, records)
         manifest.splice(index, 1, entries)
     return rewrite
 
@@ -295,7 +311,7 @@ def _renamed(rewrite: Rewrite, manifest: Manifest, info: SetInfo) -> int:
     is never written over, so that an applier that outlived its lease, writing what it read
     before the holder's folds, can only ever make documents that nothing lists. The old one is
     deleted once the manifest no longer lists it."""
-    set_id = new_set_id()
+    set_id = new_set_id(manifest.born)
     _entries_dropped(rewrite, info)
     for record in manifest.arrivals_of(info.set_id):
         manifest.arrivals[record] = set_id
@@ -341,11 +357,13 @@ def _entries_rewritten(
     return [SetInfo(set_id, version, len(records) + len(waiting), last, scores)]
 
 
-def _entries_split(rewrite: Rewrite, info: SetInfo, records: list[bytes]) -> list[SetInfo]:
+def _entries_split(
+    rewrite: Rewrite, manifest: Manifest, info: SetInfo, records: list[bytes]
+) -> list[SetInfo]:
     """The entries of a full set split into sets of their own, leaving the full one as it was
     until the manifest stops listing it: a writer stopped halfway loses nothing. (Only a set
     taking its arrivals in grows, so none are left waiting for it.)"""
-    parts = [SetInfo.of(new_set_id(), 1, part) for part in _split(records)]
+    parts = [SetInfo.of(new_set_id(manifest.born), 1, part) for part in _split(records)]
     for part, part_records in zip(parts, _split(records), strict=True):
         rewrite.written[part.set_id] = (1, b"".join(part_records))
     _entries_dropped(rewrite, info)
@@ -376,14 +394,16 @@ def _cut(records: list[bytes], start: int, wanted: int) -> int:
     return len(records)
 
 
-def sets_build(ordered: Iterable[bytes], fill: int | None = None) -> tuple[Manifest, Rewrite]:
+def sets_build(
+    ordered: Iterable[bytes], fill: int | None = None, born: int = 0
+) -> tuple[Manifest, Rewrite]:
     """A manifest and its sets from records already in listing order (rebuilds, bulk loads),
-    `fill` members a set (sets.SET_FILL)."""
+    `fill` members a set (sets.SET_FILL), born on day `born` (see `new_set_id`)."""
     fill = fill or sets.SET_FILL
-    manifest, rewrite, chunk, infos = Manifest(version=1), Rewrite(), [], []
+    manifest, rewrite, chunk, infos = Manifest(version=1, born=born), Rewrite(), [], []
 
     def flush() -> None:
-        set_id = new_set_id()
+        set_id = new_set_id(born)
         rewrite.written[set_id] = (1, b"".join(chunk))
         infos.append(SetInfo.of(set_id, 1, chunk))
         chunk.clear()

@@ -13,6 +13,9 @@ the pairs that fall in it (`tree.pairs_route`), so lengths and offsets agree at 
 A writer writes sets and nodes before the root (see `orders`): a reader that finds one newer than
 the entry that lists it reads again from the start (`order_read`), and on its last try takes
 them as they are.
+
+A day past its board's frontier has no orders yet (see `day_change`): on a site where no lease
+holder prepared it before midnight, its first reader waits for one to (`applier.day_wait`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from . import journals, moving, order_documents, orders, sets, tree
+from . import journals, maths, moving, order_documents, orders, sets, tree
 
 READ_RETRIES = 3
 T = TypeVar("T")
@@ -31,6 +34,10 @@ Pairs = list[tuple[bytes | None, bytes | None]]
 
 class _Behind(Exception):
     """A set or node is newer than the entry listing it: a writer is between its writes."""
+
+
+class _NotPrepared(Exception):
+    """The day is past its board's frontier: its orders are not made yet."""
 
 
 class OrderView:
@@ -42,7 +49,9 @@ class OrderView:
         # The journal's part first: a fold writes the roots before it empties the journal, so a
         # part read before the root is either still to be laid (the root's `folded` is older
         # than the part's epoch) or already in it.
-        epoch, pairs = journals.journal_part(board_slug, day_key, scope)
+        epoch, pairs, frontier = journals.journal_part(board_slug, day_key, scope)
+        if frontier is not None and day_key != maths.ALL_TIME_KEY and int(day_key) > frontier:
+            raise _NotPrepared
         self.order = orders.order_id(board_slug, day_key, scope)
         self.root = orders.manifest_read(self.order, fields)
         self.pairs: Pairs = pairs if self.root.folded < epoch else []
@@ -175,15 +184,21 @@ def order_read(
     fields: dict = order_documents.PAGE,
 ) -> T:
     """Answer `question` about a board day's order, each document read at most once; again from
-    the start when a writer was caught between its writes."""
-    for attempt in range(READ_RETRIES):
+    the start when a writer was caught between its writes, or once the day is prepared."""
+    attempt = 0
+    while True:
         last_try = attempt == READ_RETRIES - 1
         try:
             view = OrderView(board_slug, day_key, scope, last_try=last_try, fields=fields)
             return question(view)
         except _Behind:
             time.sleep(0.002 * (attempt + 1))
-    raise AssertionError("unreachable: the last try never raises")
+            attempt += 1
+        except _NotPrepared:
+            # Imported here: the applier prepares days with `day_change`, which reads orders.
+            from . import applier
+
+            applier.day_wait(board_slug, int(day_key))
 
 
 def histogram_read(board_slug: str, day_key: str, scope: str = "") -> dict[int, int]:
@@ -219,6 +234,13 @@ def records_before(board_slug: str, day_key: str, scope: str, probe: bytes) -> i
 def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator[sets.Member]:
     """Every member of a board day in listing order, a few sets at a time (background work such
     as rank-history snapshots: its cost grows with the board, so never on a request)."""
-    view = OrderView(board_slug, day_key, scope, last_try=True, fields=order_documents.PAGE)
-    for record in view.walk():
+    for record in records_in_order(board_slug, day_key, scope):
         yield sets.Member.from_record(record)
+
+
+def records_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator[bytes]:
+    """Every record of a board day's order (members, or a ranklist's groups) in listing order,
+    a few sets at a time (background work only)."""
+    view = order_read(board_slug, day_key, scope, lambda view: view, fields=order_documents.PAGE)
+    view.last_try = True
+    yield from view.walk()

@@ -25,7 +25,7 @@ from pymongo import InsertOne, ReplaceOne
 from pymongo.collection import Collection
 
 from .. import mongo
-from . import applier, days_kept, entries, groups, moving, orders, sets
+from . import applier, day_change, days_kept, entries, groups, maths, moving, orders, sets
 
 BATCH = 1_000
 SPILL_BYTES = 1 << 20  # buffer this much of an order's records before appending to its file
@@ -56,11 +56,15 @@ QUIET = Progress()
 
 
 def board_rebuild(
-    board_slug: str, computed: Iterable[tuple[dict, list[str]]], today: int, dry_run: bool
+    board_slug: str,
+    window: maths.Window,
+    computed: Iterable[tuple[dict, list[str]]],
+    today: int,
+    dry_run: bool,
 ) -> RebuildReport:
     """Make a board's stored entries and orders those computed from the log (`computed`: each
     entry with the ids of its solves, streamed); a dry run only reports what would change."""
-    build = BoardBuild(board_slug, today, dry_run)
+    build = BoardBuild(board_slug, window, today, dry_run)
     for document, solve_ids in computed:
         build.add(document, solve_ids)
     return build.finish()
@@ -68,14 +72,16 @@ def board_rebuild(
 
 class BoardBuild:
     """One board's rebuild, given its computed entries one at a time (`add`), then finished:
-    one pass over the log can feed every board at once."""
+    one pass over the log can feed every board at once. The orders are built up to today, the
+    board's frontier from then on (see `day_change`)."""
 
-    def __init__(self, board_slug: str, today: int, dry_run: bool) -> None:
-        self.board_slug, self.dry_run = board_slug, dry_run
+    def __init__(self, board_slug: str, window: maths.Window, today: int, dry_run: bool) -> None:
+        self.board_slug, self.window, self.today, self.dry_run = board_slug, window, today, dry_run
         self.report = RebuildReport(board=board_slug)
         self._writer = _EntryWriter(entries.entries(board_slug), self.report, dry_run)
         self._scratch = tempfile.TemporaryDirectory(prefix="orders-")
-        self._spill = _Spill(board_slug, days_kept.history_from(today), Path(self._scratch.name))
+        oldest = days_kept.history_from(today)
+        self._spill = _Spill(board_slug, oldest, today, Path(self._scratch.name))
 
     def add(self, document: dict, solve_ids: list[str]) -> None:
         """A programmer's entry computed from the log, with the ids of its solves."""
@@ -115,8 +121,9 @@ class BoardBuild:
         orders.group_names_write(self._spill.scopes)
         ranked = Path(self._scratch.name) / "ranklists"  # each spill numbers its files from 0
         ranked.mkdir()
-        ranklists = _Spill(self.board_slug, 0, ranked)
+        ranklists = _Spill(self.board_slug, 0, self.today, ranked)
         report.orders = _orders_build(self.board_slug, self._spill, ranklists, progress)
+        day_change.frontier_start(self.board_slug, self.window, self.today)
         return report
 
 
@@ -231,7 +238,7 @@ def _orders_sort_and_write(
     for order, path in files.items():
         records = sets.records_of(path.read_bytes())
         records.sort()
-        built[order] = moving.sets_build(records)
+        built[order] = moving.sets_build(records, born=orders.order_born(order))
         built_one(order, built[order][0])
         size += sum(len(blob) for _v, blob in built[order][1].written.values())
         if size > WRITE_BYTES:
@@ -247,8 +254,13 @@ class _Spill:
     """Each entry's member records appended to its orders' scratch files, so memory holds only
     a little of each order whatever the size of the board."""
 
-    def __init__(self, board_slug: str, oldest_day: int, scratch: Path) -> None:
-        self.board_slug, self.oldest_day, self.scratch = board_slug, oldest_day, scratch
+    def __init__(self, board_slug: str, oldest_day: int, today: int, scratch: Path) -> None:
+        self.board_slug, self.oldest_day, self.today, self.scratch = (
+            board_slug,
+            oldest_day,
+            today,
+            scratch,
+        )
         self.buffers: dict[str, bytearray] = defaultdict(bytearray)
         self.paths: dict[str, Path] = {}
         self.places: dict[str, tuple[str, str]] = {}  # order: (day, scope)
@@ -258,7 +270,8 @@ class _Spill:
         placed = entries.placement(entry)
         scopes = entries.scopes_of(placed)
         self.scopes.update(scopes[1:])
-        for day_key, record in entries.records_by_day(placed, entry["_id"], self.oldest_day):
+        days = entries.records_by_day(placed, entry["_id"], self.oldest_day, self.today)
+        for day_key, record in days:
             for scope in scopes:
                 order = orders.order_id(self.board_slug, day_key, scope)
                 self.places.setdefault(order, (day_key, scope))

@@ -207,8 +207,11 @@ class Manifest:
         trash: Iterable[int] = (),
         arrivals: Iterable[tuple[bytes, int]] = (),
         level: int = 0,
+        born: int = 0,
     ) -> None:
         self.version = version  # bumped by every write, for compare-and-swap
+        # The day of the order being written: the sets and nodes it makes are born on it.
+        self.born = born
         # 0: the entries are sets of members; n: manifests of level n - 1 (see `tree`).
         self.level = level
         self.ids = bytearray(ids)  # 8 bytes a set
@@ -279,9 +282,11 @@ class Manifest:
 
     def _lay(self, record: bytes, by: int) -> int | None:
         """Count a record in or out of the histogram and of its set's length: the index of that
-        set (None: the separators were not read)."""
+        set (None: the separators were not read). A count never goes below zero: a departure
+        from a manifest that cannot hold it is only damage (a lost root, which a rebuild
+        repairs), and a reader shows what is left rather than failing."""
         score = record_score(record)
-        self.histogram[score] = self.histogram.get(score, 0) + by
+        self.histogram[score] = max(0, self.histogram.get(score, 0) + by)
         if not self.histogram[score]:
             del self.histogram[score]
         if self.lasts is None:
@@ -291,7 +296,7 @@ class Manifest:
             self.inline = {0: (0, b"")}
         index = self.set_for(record)
         at = slice(index * 4, index * 4 + 4)
-        self.lengths[at] = (self.length(index) + by).to_bytes(4, "big")
+        self.lengths[at] = max(0, self.length(index) + by).to_bytes(4, "big")
         return index
 
     def last(self, index: int) -> bytes:
@@ -375,6 +380,7 @@ class Manifest:
             score_pairs=pairs,
             histogram=histogram,
             arrivals=[(r, s) for r, s in self.arrivals.items() if s in ids],
+            born=self.born,
         )
 
     def relist(self, level: int, infos: list[SetInfo]) -> None:

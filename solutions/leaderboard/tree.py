@@ -80,10 +80,10 @@ def nodes_split(node: Manifest) -> list[Manifest]:
 
 
 def _nodes_made(parts: list[Manifest], rewrite: NodesRewrite) -> list[SetInfo]:
-    """The entries of nodes written under new ids."""
+    """The entries of nodes written under new ids, born on the day of the order writing them."""
     entries = []
     for part in parts:
-        node_id = new_set_id()
+        node_id = new_set_id(part.born)
         rewrite.written[node_id] = part
         entries.append(node_entry(node_id, part))
     return entries

@@ -1,5 +1,8 @@
 """Checking the orders against the entries: every board day listed as the seed's query lists it.
 
+The orders reach each board's frontier (today, or tomorrow in the last hour of today, see
+`day_change`): the days after it are in the entries alone, and are not compared.
+
 Two stores hold a board. The **entries** are what a solve counts in (see `entries`); the
 **orders** are the listing order of every board day that requests read by `_id` (sorted sets,
 nodes and a manifest, with the board's journal laid over them: see `orders` and `reading`). The
@@ -100,8 +103,11 @@ def board_verify(board_slug: str, today: int | None = None) -> VerifyReport:
     """Compare every order of a board's days kept (from `today`'s history on) with the query."""
     today = days_kept.current_day() if today is None else today
     oldest_day = days_kept.history_from(today)
+    frontier = journals.journal_heads([board_slug])[board_slug].frontier
+    frontier = today if frontier is None else frontier
     report = VerifyReport(board=board_slug)
-    places = _orders_stored(board_slug, oldest_day) | entries.entries_places(board_slug, oldest_day)
+    stored = _orders_stored(board_slug, oldest_day)
+    places = stored | entries.entries_places(board_slug, oldest_day, frontier)
     for day_key, scope in sorted(places):
         members, differences = order_compare(
             day_key,

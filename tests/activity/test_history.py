@@ -123,13 +123,13 @@ def test_the_forecast_is_the_engines_sums_for_the_coming_days(activity_db, board
         assert [date for date, _ in points] == [
             leaderboard.day_to_date(VECTOR_TODAY + i) for i in range(8)
         ]
-        for date, score in points:
-            standing = board_selectors.programmer_standing(
-                board=board, programmer=alice, day=leaderboard.date_to_day(date)
-            )
-            assert standing.score == score
         # A calendar week's forecast runs to its Sunday; all-time boards never decay.
         week = Board.objects.create(slug="this-week", title="This week", window=leaderboard.WEEK)
         week_points = selectors.forecast_points(board=week, programmer=alice)
         assert [date.isoformat() for date, _ in week_points][-1] == "2020-01-26"
         assert selectors.forecast_points(board=boards["all-time"], programmer=alice) == []
+    for date, score in points:  # each day's board, once it comes, says what the forecast did
+        day = leaderboard.date_to_day(date)
+        with time_machine.travel(at_noon(day), tick=False):
+            standing = board_selectors.programmer_standing(board=board, programmer=alice, day=day)
+            assert standing.score == score

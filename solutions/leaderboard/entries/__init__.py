@@ -191,10 +191,11 @@ class Behind:
     was: dict | None
     now: dict
 
-    def moves(self, oldest_day: int) -> dict[tuple[str, str], moving.Move]:
-        """{(day, scope): move} taking the programmer from `was` to `now`."""
-        old = _records_placed(self.was, self.programmer_id, oldest_day)
-        new = _records_placed(self.now, self.programmer_id, oldest_day)
+    def moves(self, oldest_day: int, frontier: int) -> dict[tuple[str, str], moving.Move]:
+        """{(day, scope): move} taking the programmer from `was` to `now` in the orders kept,
+        from `oldest_day` to the board's `frontier` (see `orders`)."""
+        old = _records_placed(self.was, self.programmer_id, oldest_day, frontier)
+        new = _records_placed(self.now, self.programmer_id, oldest_day, frontier)
         return {
             place: moving.Move(old.get(place), new.get(place))
             for place in set(old) | set(new)
@@ -214,12 +215,14 @@ def entries_behind(board_slug: str, programmer_ids: list[int]) -> Iterator[Behin
             yield Behind(entry["_id"], was, now)
 
 
-def _records_placed(placed: dict | None, pid: int, oldest_day: int) -> dict[tuple[str, str], bytes]:
+def _records_placed(
+    placed: dict | None, pid: int, oldest_day: int, frontier: int
+) -> dict[tuple[str, str], bytes]:
     """{(day, scope): record} of a placement: what the orders hold for it on each day kept."""
     if not placed:
         return {}
     scopes = scopes_of(placed)
-    days = records_by_day(placed, pid, oldest_day)
+    days = records_by_day(placed, pid, oldest_day, frontier)
     return {(day_key, scope): record for day_key, record in days for scope in scopes}
 
 
@@ -228,12 +231,31 @@ def scopes_of(placed: dict) -> list[str]:
     return ["", *placed.get("groups", [])]
 
 
-def records_by_day(placed: dict, pid: int, oldest_day: int) -> Iterator[tuple[str, bytes]]:
-    """(day, record) of each day kept that programmer `pid`'s placement puts them on."""
+def records_by_day(
+    placed: dict, pid: int, oldest_day: int, frontier: int
+) -> Iterator[tuple[str, bytes]]:
+    """(day, record) of each day kept, from `oldest_day` to `frontier`, that programmer `pid`'s
+    placement puts them on (the days after the frontier have no orders yet: see `orders`)."""
     tail = sets.handle_bytes(placed["handle"], pid)
     for day_key, key in placed.get("keys", {}).items():
-        if key > 0 and (day_key == maths.ALL_TIME_KEY or int(day_key) >= oldest_day):
+        if key > 0 and (day_key == maths.ALL_TIME_KEY or oldest_day <= int(day_key) <= frontier):
             yield day_key, sets.record_of(key, tail)
+
+
+def day_moves(entry: dict, day: int, copied: bool) -> dict[tuple[str, str], moving.Move]:
+    """{(day, scope): move} that makes a new day's order hold the entry as placed (see
+    `day_change`): the day's orders start as copies of the day before's (`copied`; else empty,
+    as a calendar period's first day), holding the placement's record of the day before, and
+    must hold its record of the day itself."""
+    placed = placed_of(entry)
+    if not placed:
+        return {}
+    key = str(day)
+    records = dict(records_by_day(placed, entry["_id"], day - 1 if copied else day, day))
+    old, new = records.get(str(day - 1)) if copied else None, records.get(key)
+    if old == new:
+        return {}
+    return {(key, scope): moving.Move(old, new) for scope in scopes_of(placed)}
 
 
 def placed_record(behind: dict[str, list[Behind]]) -> None:
@@ -280,10 +302,16 @@ def entries_by_key(board_slug: str, day_key: str, scope: str = "") -> Iterator[s
     yield from sorted(tie, key=sets.Member.record)
 
 
-def entries_places(board_slug: str, oldest_day: int) -> set[tuple[str, str]]:
-    """{(day, scope)} of every order the entries put somebody in from `oldest_day` on, as the
-    orders hold them (a scan: rebuild-time)."""
+def entries_places(board_slug: str, oldest_day: int, frontier: int) -> set[tuple[str, str]]:
+    """{(day, scope)} of every order the entries put somebody in from `oldest_day` to the
+    `frontier`, as the orders hold them (a scan: rebuild-time)."""
     places: set[tuple[str, str]] = set()
     for entry in entries(board_slug).find({}, {"keys": 1, "handle": 1, "groups": 1}):
-        places.update(_records_placed(placement(entry), entry["_id"], oldest_day))
+        places.update(_records_placed(placement(entry), entry["_id"], oldest_day, frontier))
     return places
+
+
+def entries_placed(board_slug: str, programmer_ids: list[int]) -> Iterator[dict]:
+    """The entries of these programmers with what the orders hold for them (`placed_of`): one
+    `$in` read a few dozen at a time."""
+    yield from mongo.find_by_ids(entries(board_slug), programmer_ids, _PLACEMENT)

@@ -1,0 +1,182 @@
+"""A new day's orders, made from the day before by the moves the day brings (`day_change`):
+across midnight in the leaderboard's time zone every board is exact at every instant, whoever
+prepares the day (a solve in its last hour, the first solve or the first read after midnight),
+through late solves, programmers who fall off that night, a calendar month's end, and a
+preparation stopped midway. Every board day is compared with a count of the solves log."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from unittest import mock
+from zoneinfo import ZoneInfo
+
+import pytest
+import time_machine
+
+from solutions import leaderboard, mongo, selectors, services
+from solutions.leaderboard import day_change, journals
+from solutions.models import Board, Problem, Programmer
+
+TZ = "Asia/Dhaka"  # UTC+6: the leaderboard's midnight is 18:00 UTC
+DAY = leaderboard.date_to_day(dt.date(2020, 1, 30))  # a Thursday; the month ends on Friday
+
+
+def at(day: int, hour: int, minute: int = 0, second: int = 0) -> dt.datetime:
+    """A moment of an epoch day in the leaderboard's time zone."""
+    local = dt.datetime.combine(leaderboard.day_to_date(day), dt.time(hour, minute, second))
+    return local.replace(tzinfo=ZoneInfo(TZ)).astimezone(dt.UTC)
+
+
+@pytest.fixture
+def site(mongodb, boards, settings):
+    """The default boards and a calendar month, in Dhaka's time, with a few problems."""
+    settings.LEADERBOARD_TIME_ZONE = TZ
+    month = Board.objects.create(slug="this-month", title="This month", window=leaderboard.MONTH)
+    mongo.ensure_indexes([*boards, month.slug])
+    boards["this-month"] = month
+    problems = [Problem.objects.create(slug=f"d{n}", title=f"D{n}", answer="1") for n in range(12)]
+    return boards, iter(problems)
+
+
+@pytest.fixture
+def dave(db):
+    return services.programmer_create(user=None, handle="dave", country="BD")
+
+
+def solve(programmer, problem, solved_at, reported_at=None):
+    with time_machine.travel(reported_at or solved_at, tick=False):
+        return services.solve_record(programmer=programmer, problem=problem, solved_at=solved_at)
+
+
+def counted(board: Board, day: int) -> list[tuple[int, str, int]]:
+    """(rank, handle, score) of everybody on a board day, counted from the solves log alone."""
+    daily: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    latest: dict[int, dict[int, dt.datetime]] = defaultdict(dict)
+    for logged in mongo.solves().find():
+        pid, solve_day = logged["programmer_id"], services.solve_day(logged["solved_at"])
+        daily[pid][solve_day] += board.value_of(logged["points"])
+        latest[pid][solve_day] = max(
+            latest[pid].get(solve_day, logged["solved_at"]), logged["solved_at"]
+        )
+    places = []
+    for programmer in Programmer.objects.filter(pk__in=list(daily)):
+        counts = daily[programmer.pk]
+        if board.spec.is_all_time:
+            score, reached = sum(counts.values()), max(latest[programmer.pk].values())
+        else:
+            score = leaderboard.window_sums(counts, board.spec, [day])[day]
+            reached = leaderboard.reached_at(latest[programmer.pk], board.spec, day)
+        if score > 0:
+            places.append((score, reached, programmer.handle))
+    places.sort(key=lambda place: (-place[0], place[1], place[2].lower()))
+    return [(1 + sum(o > s for o, _, _ in places), h, s) for s, _, h in places]
+
+
+def listed(board: Board, day: int) -> list[tuple[int, str, int]]:
+    page = selectors.board_page(board=board, day=day, page_size=100)
+    return [(row.rank, row.handle, row.score) for row in page.rows]
+
+
+def every_board_is_counted(boards: dict[str, Board], days: range) -> None:
+    for board in boards.values():
+        for day in [days[-1]] if board.spec.is_all_time else days:
+            assert listed(board, day) == counted(board, day), (board.slug, day)
+
+
+def frontier(board: Board) -> int | None:
+    return journals.journal_heads([board.slug])[board.slug].frontier
+
+
+@pytest.fixture
+def evening(site, alice, bob, charlie):
+    """Alice solved six days ago and not since: she falls off the 7-day board at midnight;
+    Bob solved this morning; Charlie solved yesterday and today. Nothing runs in the last hour
+    of today."""
+    boards, problems = site
+    solve(alice, next(problems), at(DAY - 6, 9))
+    solve(bob, next(problems), at(DAY, 8))
+    solve(charlie, next(problems), at(DAY - 1, 20))
+    solve(charlie, next(problems), at(DAY, 10))
+    return boards, problems
+
+
+def test_a_board_read_at_midnight_is_the_new_days_though_nobody_prepared_it(evening, alice):
+    boards, _ = evening
+    week = boards["last-7-days"]
+    assert frontier(week) == DAY  # nothing ran in the last hour
+    with time_machine.travel(at(DAY + 1, 0), tick=False):
+        assert services.today() == DAY + 1
+        assert [handle for _, handle, _ in listed(week, DAY + 1)] == ["charlie", "bob"]
+        assert frontier(week) == DAY + 1  # its first read waited for it to be made
+        assert "Alice" in [handle for _, handle, _ in listed(week, DAY)]  # yesterday's final board
+        every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+
+
+def test_the_first_solve_after_midnight_prepares_the_day_then_counts(evening, dave):
+    boards, problems = evening
+    solve(dave, next(problems), at(DAY + 1, 0, 0, 1))
+    assert all(
+        frontier(board) == DAY + 1 for board in boards.values() if not board.spec.is_all_time
+    )
+    with time_machine.travel(at(DAY + 1, 0, 1), tick=False):
+        every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+
+
+def test_a_solve_in_the_last_hour_prepares_tomorrow_and_counts_on_both_days(evening, dave):
+    boards, problems = evening
+    solve(dave, next(problems), at(DAY, 23, 10))
+    assert frontier(boards["last-7-days"]) == DAY + 1
+    with time_machine.travel(at(DAY, 23, 20), tick=False):
+        every_board_is_counted(boards, range(DAY - 7, DAY + 2))  # tomorrow, already made
+    with time_machine.travel(at(DAY + 1, 0), tick=False):
+        every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+
+
+def test_a_late_solve_for_yesterday_after_midnight_changes_both_days(evening, bob):
+    boards, problems = evening
+    solve(bob, next(problems), at(DAY, 23, 50), reported_at=at(DAY + 1, 0, 10))
+    with time_machine.travel(at(DAY + 1, 0, 20), tick=False):
+        assert ("bob", 2) in [
+            (handle, score) for _, handle, score in listed(boards["last-7-days"], DAY)
+        ]
+        every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+
+
+def test_a_month_board_starts_empty_on_the_first_and_keeps_januarys_final_board(evening, dave):
+    boards, problems = evening
+    month = boards["this-month"]
+    solve(dave, next(problems), at(DAY + 1, 23, 59))  # the 31st, the month's last minute
+    solve(dave, next(problems), at(DAY + 2, 0, 0, 1))  # February's first second
+    with time_machine.travel(at(DAY + 2, 12), tick=False):
+        assert [handle for _, handle, _ in listed(month, DAY + 2)] == ["dave"]
+        assert listed(month, DAY + 2)[0][2] == 1
+        january = listed(month, DAY + 1)
+        assert [handle for _, handle, _ in january][:1] == ["charlie"]
+        every_board_is_counted(boards, range(DAY - 7, DAY + 3))
+
+
+def test_a_preparation_stopped_midway_is_carried_on_by_the_next_holder(evening, monkeypatch, dave):
+    """The day's moves go into the journal a few programmers a write; the preparation dies after
+    the first write. The next solve finds it under way, carries it on from where it stopped
+    (moving nobody twice), and only then moves its own programmer."""
+    boards, problems = evening
+    monkeypatch.setattr(day_change, "PREP_CHUNK", 1)
+    real, writes = journals.moves_record, []
+
+    def dies_after_one(board_slug, *args, **kwargs):
+        if board_slug in writes:  # a board's second write of the day's moves
+            raise RuntimeError("the worker was killed")
+        writes.append(board_slug)
+        return real(board_slug, *args, **kwargs)
+
+    with mock.patch.object(journals, "moves_record", dies_after_one):
+        with pytest.raises(RuntimeError):
+            solve(dave, next(problems), at(DAY + 1, 0, 5))
+    dated = [board for board in boards.values() if not board.spec.is_all_time]
+    under_way = [journals.journal_read(board.slug).get("prep", {}).get("day") for board in dated]
+    assert DAY + 1 in under_way
+    solve(dave, next(problems), at(DAY + 1, 0, 6))
+    with time_machine.travel(at(DAY + 1, 0, 7), tick=False):
+        assert all(frontier(board) == DAY + 1 for board in dated)
+        every_board_is_counted(boards, range(DAY - 7, DAY + 2))
