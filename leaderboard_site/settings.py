@@ -91,6 +91,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Above the session and CSRF middleware: it sees the `Vary: Cookie` they add.
+    "solutions.middleware.PrivateWhenPersonalMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -171,6 +173,8 @@ AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
 AXES_RESET_ON_SUCCESS = True
 AXES_DISABLE_ACCESS_LOG = True  # failures are what lockouts need; successes would fill a table
 AXES_CLIENT_IP_CALLABLE = "leaderboard_site.logins.client_ip"
+# The account's own username, whatever case the login typed (handles are unique without case).
+AXES_USERNAME_CALLABLE = "leaderboard_site.logins.lockout_username"
 AXES_LOCKOUT_CALLABLE = "leaderboard_site.logins.lockout_response"
 # Behind a proxy: the header in which it passes the client's address (e.g. X-Forwarded-For),
 # and how many proxies append to it. Unset: the connection's own address (REMOTE_ADDR).

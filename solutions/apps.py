@@ -8,7 +8,12 @@ class SolutionsConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_save
 
-        from . import mongo, selectors, services
+        from . import (
+            checks,  # noqa: F401  (importing it registers the system checks)
+            mongo,
+            selectors,
+            services,
+        )
         from .leaderboard import applier, entries
         from .models import Board
 

@@ -116,10 +116,18 @@ def _newest_programmer() -> int | None:
     return Programmer.objects.order_by("-pk").values_list("pk", flat=True).first()
 
 
-def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> str | None:
-    programmer: Programmer | None = request_memo(
-        request, ("programmer", handle), lambda: selectors.programmer_by_handle(handle)
+def profile_of(request: HttpRequest, handle: str) -> Programmer | None:
+    """The programmer whose profile this request may see under `handle` (None: 404; see
+    `selectors.programmer_profile_for`), read once for the ETag and the view."""
+    return request_memo(
+        request,
+        ("programmer", handle),
+        lambda: selectors.programmer_profile_for(handle=handle, viewer=request.user),
     )
+
+
+def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> str | None:
+    programmer = profile_of(request, handle)
     if programmer is None:
         return None
     versions = request_memo(  # the page's ETag and its live part's: one read

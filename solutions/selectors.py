@@ -7,9 +7,11 @@ import math
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import QuerySet
+from django.db.models.functions import Lower
 from django_countries.fields import Country
 from pymongo import DESCENDING
 
@@ -167,6 +169,37 @@ def board_page(
 
 def programmer_by_handle(handle: str) -> Programmer | None:
     return Programmer.objects.handle_is(handle).first()
+
+
+def programmer_profile_for(*, handle: str, viewer: User | AnonymousUser) -> Programmer | None:
+    """The programmer whose profile and activity `viewer` may see under this handle (None: a
+    404), see `Programmer.profile_shown_to`."""
+    programmer = programmer_by_handle(handle)
+    if programmer is None or not programmer.profile_shown_to(viewer):
+        return None
+    return programmer
+
+
+def users_logging_in_as(handle: str) -> QuerySet[User]:
+    """The users whose login name is `handle` in any case: an equality on LOWER(username), which
+    the index of migration 0009 serves (``username__iexact`` is a scan of the users table)."""
+    return User.objects.alias(key=Lower("username")).filter(key=handle.lower())
+
+
+def user_logging_in_as(name: str) -> User | None:
+    """The account a login names. A handle is a login name, and handles are unique without
+    case (sign-up refuses a handle that is somebody's login name in any case), so any case of
+    one names its account: the user with exactly this username, else the user of the programmer
+    whose handle it is (`Programmer.objects.handle_is`), else the one user whose username it is
+    in any case (staff without a programmer). Each is one indexed equality."""
+    exact = User.objects.filter(username=name).first()
+    if exact is not None:
+        return exact
+    programmer = Programmer.objects.handle_is(name).select_related("user").first()
+    if programmer is not None and programmer.user is not None:
+        return programmer.user
+    found = list(users_logging_in_as(name)[:2])
+    return found[0] if len(found) == 1 else None
 
 
 def programmer_standing(

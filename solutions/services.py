@@ -37,6 +37,11 @@ class SubmissionRefused(ValueError):
     """An attempt the site does not take (a banned programmer; competitions add their own)."""
 
 
+class HandleLooksTaken(ValidationError):
+    """A new handle that looks like another programmer's (`rules.handle_skeleton`), whose
+    handle is ``params["looks_like"]``."""
+
+
 def today() -> int:
     """Today's epoch day in the leaderboard time zone."""
     return leaderboard.epoch_day(timezone.now(), settings.LEADERBOARD_TIME_ZONE)
@@ -52,10 +57,12 @@ def solve_day(solved_at: dt.datetime) -> int:
 def programmer_create(
     *, user: AbstractBaseUser | None, handle: str, country: str = "", organization: str = ""
 ) -> Programmer:
-    """A new programmer. Raises ValidationError for a bad or taken handle."""
+    """A new programmer. Raises ValidationError for a bad or taken handle, HandleLooksTaken
+    for one that looks like a taken one."""
     handle_validator(handle)
     if Programmer.objects.handle_is(handle).exists():
         raise ValidationError("That handle is taken.", code="taken")
+    handle_check_unlike_others(handle)
     try:
         with transaction.atomic():
             return Programmer.objects.create(
@@ -66,16 +73,33 @@ def programmer_create(
 
 
 def programmer_get_or_register(*, handle: str) -> Programmer:
-    """The programmer with this handle (any case), registered on first use by a judge."""
+    """The programmer with this handle (any case), registered on first use by a judge. A new
+    handle that looks like a taken one is refused (HandleLooksTaken): the judge meant that
+    programmer, or the handle would pass for theirs on every board."""
     handle_validator(handle)
     existing = Programmer.objects.handle_is(handle).first()
     if existing:
         return existing
+    handle_check_unlike_others(handle)
     try:
         with transaction.atomic():
             return Programmer.objects.create(handle=handle)
     except IntegrityError:
         return Programmer.objects.handle_is(handle).get()
+
+
+def handle_check_unlike_others(handle: str) -> None:
+    """Raise HandleLooksTaken when a new handle looks like another programmer's (one indexed
+    equality). Two look-alikes signing up in the same instant may both pass: the rule keeps
+    impostors off, it is not what the boards' correctness rests on."""
+    looks_like = Programmer.objects.looking_like(handle).values_list("handle", flat=True).first()
+    if looks_like is not None:
+        raise HandleLooksTaken(
+            "That handle looks like %(looks_like)s, which is taken: pick one that reads "
+            "differently.",
+            code="looks_taken",
+            params={"looks_like": looks_like},
+        )
 
 
 def problem_get_or_register(*, slug: str) -> Problem:
@@ -174,19 +198,26 @@ def answer_submit(
 
     Guessing is limited: past `wrong_per_minute` wrong answers to this problem in a minute (the
     site's ANSWER_WRONG_PER_MINUTE unless a competition sets its own) it raises
-    `limits.Limited` and records nothing, right answer or not."""
-    limit = limits.wrong_answers(wrong_per_minute)
-    guesser = f"{programmer.pk}:{problem.pk}"
-    limits.limit_check(limit=limit, key=guesser)
-    verdict = submission_record(
-        programmer=programmer,
-        problem=problem,
-        accepted=problem.accepts(answer),
-        answer=answer,
-        competitions=competitions,
+    `limits.Limited` and records nothing, right answer or not. Each answer takes its place in
+    the minute before it is judged (one atomic increment), so answers sent all at once cannot
+    pass the limit together; a right answer, or one that is not recorded, gives its place back:
+    only wrong answers count."""
+    taken = limits.limit_take(
+        limit=limits.wrong_answers(wrong_per_minute), key=f"{programmer.pk}:{problem.pk}"
     )
-    if not verdict.accepted:
-        limits.limit_count(limit=limit, key=guesser)
+    try:
+        verdict = submission_record(
+            programmer=programmer,
+            problem=problem,
+            accepted=problem.accepts(answer),
+            answer=answer,
+            competitions=competitions,
+        )
+    except BaseException:
+        limits.limit_give_back(taken)
+        raise
+    if verdict.accepted:
+        limits.limit_give_back(taken)
     return verdict
 
 

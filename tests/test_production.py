@@ -1,5 +1,6 @@
 """The production settings: `check --deploy` is clean, the site refuses to start without a real
-SECRET_KEY, migrations run on PostgreSQL, and the cache works on Redis."""
+SECRET_KEY or without a shared cache (the rate limits count in it), migrations run on
+PostgreSQL, and the cache works on Redis."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ PRODUCTION = {
     "DEBUG": "false",
     "SECRET_KEY": "a-long-random-production-key-" + "x7Kq9Lm2Pz" * 5,
     "ALLOWED_HOSTS": "leaderboard.example.com",
+    "REDIS_URL": "redis://redis.example.com:6379/0",  # not reached by the checks
 }
 
 
@@ -51,6 +53,15 @@ def test_the_production_settings_pass_the_deployment_check():
     result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_with_debug_off_the_deployment_check_refuses_a_cache_of_each_process():
+    """Without REDIS_URL each web process would count the rate limits by itself."""
+    result = manage("check", "--deploy", **{**PRODUCTION, "REDIS_URL": None})
+    assert result.returncode != 0
+    assert "solutions.E001" in result.stderr and "REDIS_URL" in result.stderr
+    development = manage("check", "--deploy", **{**PRODUCTION, "DEBUG": "true", "REDIS_URL": None})
+    assert "solutions.E001" not in development.stdout + development.stderr
 
 
 @pytest.mark.parametrize(
