@@ -4,10 +4,12 @@ import datetime as dt
 
 import mongomock
 import pytest
+from pymongo import MongoClient, ReadPreference
 from pymongo.errors import DuplicateKeyError
 
 from solutions import mongo
 from solutions.leaderboard import entries
+from tests.commands import CommandLog
 
 
 @pytest.fixture(params=["embedded", "mongomock"])
@@ -61,3 +63,61 @@ def test_the_embedded_server_scans_for_a_range_of_ids_and_a_days_key(mongodb):
     assert leaf_stage(things.find({"_id": {"$gte": 2, "$lt": 5}}).explain()) == "COLLSCAN"
     day = things.find({"keys.20000": {"$gt": 0}}).sort("keys.20000", -1)
     assert leaf_stage(day.explain()) == "COLLSCAN"
+
+
+# --- the client the site makes -------------------------------------------------------------
+
+
+@pytest.fixture
+def site_client(mongodb, embedded_server):
+    """Make a client as the site does from a connection string (`mongo.client_create`), and
+    use it for the rest of the test."""
+    made = []
+
+    def make(options: str = "") -> MongoClient:
+        client = mongo.client_create(embedded_server.uri + options)
+        made.append(client)
+        mongo.set_client(client)
+        return client
+
+    yield make
+    mongo.set_client(None)
+    for client in made:
+        client.close()
+
+
+def test_what_the_site_acknowledges_is_written_journaled_on_a_majority(
+    site_client, embedded_server, mongodb
+):
+    assert site_client("&w=1&journal=false").write_concern.document == {
+        "w": "majority",
+        "j": True,
+    }
+    # The site's database says so whatever client it is given (the tests' own is plain), and the
+    # embedded server, a standalone, takes "majority" as itself.
+    log = CommandLog()
+    mongo.set_client(MongoClient(embedded_server.uri, event_listeners=[log]))
+    mongo.solves().insert_one({"programmer_id": 1, "problem": "p1", "applied": False})
+    mongo.requests().update_one({"_id": "r1"}, {"$set": {"state": "done"}}, upsert=True)
+    sent = [command.document for command in log.named("insert") + log.named("update")]
+    assert [document["writeConcern"] for document in sent] == [{"w": "majority", "j": True}] * 2
+    assert mongodb.solves.count_documents({}) == mongodb.requests.count_documents({}) == 1
+    mongo.get_client().close()
+
+
+@pytest.mark.parametrize(
+    "options, retried",
+    [("", False), ("&retryWrites=true", True), ("&retrywrites=true", True)],
+    ids=["unsaid: off", "the URI's own", "any case of its name"],
+)
+def test_the_drivers_retried_writes_are_off_unless_the_uri_asks_for_them(options, retried):
+    with mongo.client_create("mongodb://db1,db2,db3/?replicaSet=rs0" + options) as client:
+        assert client.options.retry_writes is retried
+
+
+def test_the_engine_reads_from_the_primary_whatever_the_uri_prefers(site_client, mongodb):
+    client = site_client("&readPreference=secondaryPreferred")
+    assert client.read_preference == ReadPreference.SECONDARY_PREFERRED  # the URI's, for others
+    assert mongo.get_db().read_preference == ReadPreference.PRIMARY
+    assert mongo.solves().read_preference == ReadPreference.PRIMARY
+    assert entries.entries("last-7-days").read_preference == ReadPreference.PRIMARY
