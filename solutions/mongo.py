@@ -5,8 +5,9 @@ Collections:
 - ``solves``: the first accepted solve of each (programmer, problem); a unique key makes it count
   once. The source of truth: every board can be rebuilt from it.
 - the engine's collections (``entries.<board>``, ``orders``, ``order_sets``, ``appliers``,
-  ``group_names``): see `leaderboard.entries`, `.orders` and `.applier`, which alone name them;
-  `entries` declares the boards' indexes (`board_indexes_declare`).
+  ``group_names``): see `leaderboard.entries`, `.orders` and `.applier`, which alone name them.
+  Entries are read by `_id` alone: the index of the seed's query (``keys.$**``), which only
+  `rebuild_boards --verify` reads, is made for the length of that check (`indexes_for_a_while`).
 - ``problem_stats``: one document per problem, its solver count and its first and latest
   solvers, kept beside the log (see `solvers`, which alone names its fields).
 - ``requests``: API idempotency keys and their first answers.
@@ -423,6 +424,27 @@ def indexes_set_aside(collection: Collection) -> list[IndexModel]:
 
 
 INDEX_BUILD_SECONDS = 3600  # over millions of documents the embedded server takes minutes
+
+
+@contextlib.contextmanager
+def indexes_for_a_while(declared: dict[str, list[IndexModel]]) -> Iterator[list[str]]:
+    """These indexes for the length of the block, for a command that reads what no request
+    does: those missing are built (however long it takes) and dropped after it, so that writes
+    pay for them only meanwhile; one that was there before stays. Yields the names of those
+    built, `collection.index`."""
+    db, built = _database(), []
+    try:
+        with pymongo.timeout(INDEX_BUILD_SECONDS):
+            for name, models in declared.items():
+                there = set(db[name].index_information())
+                for model in models:
+                    if model.document["name"] not in there:
+                        db[name].create_indexes([model])
+                        built.append((name, model.document["name"]))
+        yield [f"{name}.{index}" for name, index in built]
+    finally:
+        for name, index in built:
+            db[name].drop_index(index)
 
 
 def indexes_restore(collection: Collection, models: list[IndexModel]) -> None:
