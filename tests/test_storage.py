@@ -3,12 +3,14 @@
 import datetime as dt
 
 import pytest
+from django.test import Client
 from pymongo import MongoClient, ReadPreference
 from pymongo.errors import DuplicateKeyError
 
-from solutions import mongo
+from solutions import mongo, tokens
 from solutions.leaderboard import entries
 from tests.commands import CommandLog
+from tests.conftest import NOW
 
 
 @pytest.fixture(params=["embedded", "mongomock"])
@@ -119,3 +121,69 @@ def test_the_engine_reads_from_the_primary_whatever_the_uri_prefers(site_client,
     assert mongo.get_db().read_preference == ReadPreference.PRIMARY
     assert mongo.solves().read_preference == ReadPreference.PRIMARY
     assert entries.entries("last-7-days").read_preference == ReadPreference.PRIMARY
+
+
+# --- a sharded cluster ---------------------------------------------------------------------
+
+# What a sharded cluster splits each collection on (README, "Running in production"): None for
+# the small ones kept whole on the primary shard. Every board's `entries.<slug>` is on `_id`.
+SHARD_KEYS = {
+    "submissions": "programmer_id",
+    "solves": "programmer_id",
+    "requests": "_id",
+    "import_ids": "_id",
+    "orders": "_id",
+    "order_sets": "_id",
+    "rank_history": "_id",
+    "rank_samples": "_id",
+    "appliers": None,
+    "board_versions": None,
+    "group_names": None,
+    "problem_stats": None,
+    "locks": None,
+    "activity_state": None,
+}
+
+
+def upserts(log: CommandLog) -> list[tuple[str, dict]]:
+    """(collection, filter) of every upsert in the log, alone or in a bulk."""
+    found = [
+        (command.document["update"], update["q"])
+        for command in log.named("update")
+        for update in command.document["updates"]
+        if update.get("upsert")
+    ]
+    return found + [
+        (command.document["findAndModify"], command.document["query"])
+        for command in log.named("findAndModify")
+        if command.document.get("upsert")
+    ]
+
+
+def test_every_upsert_of_a_judges_report_and_an_answer_names_its_shard_key(
+    mongodb, embedded_server, now, boards, problems, alice
+):
+    """A sharded cluster finds an upsert's shard from its filter: each must name the key of its
+    collection (a collection missing from SHARD_KEYS must be added to it and to the README)."""
+    log = CommandLog()
+    mongo.set_client(MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[log]))
+    judge = tokens.service_token_create(name="judge")[1]
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {judge}")
+    report = {"id": "j1", "programmer": "bob", "problem": "p2", "verdict": "accepted"}
+    report["submitted_at"] = NOW.isoformat()
+    assert api.post("/api/v1/submissions", report, "application/json").status_code == 201
+    solve = {"id": "j2", "programmer": "bob", "problem": "p3", "solved_at": NOW.isoformat()}
+    assert api.post("/api/v1/solves", solve, "application/json").status_code == 201
+    browser = Client()
+    browser.force_login(alice.user)
+    assert browser.post("/problems/p1/", {"answer": "7"}).status_code == 302
+    seen = upserts(log)
+    assert "submissions" in {collection for collection, _ in seen}
+    missing = [
+        (collection, query)
+        for collection, query in seen
+        if (key := "_id" if collection.startswith("entries.") else SHARD_KEYS[collection])
+        and key not in query
+    ]
+    assert not missing
+    mongo.get_client().close()
