@@ -122,4 +122,3 @@ INTRODUCED: dict[str, Version] = {
     "hello": (4, 4),
     "bulkWrite": (8, 0),
 }
-
