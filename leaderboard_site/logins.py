@@ -42,12 +42,14 @@ def lockout_username(request: HttpRequest, credentials: dict | None) -> str | No
 
 def client_ip(request: HttpRequest) -> str:
     """The client's address: REMOTE_ADDR, or behind a proxy the address it put in
-    TRUSTED_PROXY_HEADER.
+    TRUSTED_PROXY_HEADER: exactly the entry the proxy wrote, never one the client sent.
 
-    A proxy that appends to X-Forwarded-For writes the address it saw last; anything to the
-    left of the last TRUSTED_PROXY_COUNT entries came from the client and may be forged.
-    (django-ipware's proxy count counts the proxies named *inside* the header, which is not
-    how a proxy in front of the site fills it: so this is spelt out here.)
+    The README's nginx replaces X-Forwarded-For with the address it saw (`$remote_addr`), so
+    the header holds that one entry. A proxy that appends instead writes its entry last, behind
+    whatever the client sent; with TRUSTED_PROXY_COUNT proxies in a row, the first of them
+    wrote the entry that many from the end, and anything left of it may be forged. (django-
+    ipware's proxy count counts the proxies named *inside* the header, which is not how a proxy
+    in front of the site fills it: so this is spelt out here.)
     """
     remote = request.META.get("REMOTE_ADDR", "")
     header = settings.TRUSTED_PROXY_HEADER

@@ -177,9 +177,12 @@ AXES_CLIENT_IP_CALLABLE = "leaderboard_site.logins.client_ip"
 AXES_USERNAME_CALLABLE = "leaderboard_site.logins.lockout_username"
 AXES_LOCKOUT_CALLABLE = "leaderboard_site.logins.lockout_response"
 # Behind a proxy: the header in which it passes the client's address (e.g. X-Forwarded-For),
-# and how many proxies append to it. Unset: the connection's own address (REMOTE_ADDR).
+# and how many proxies write to it. Unset: the connection's own address (REMOTE_ADDR).
 TRUSTED_PROXY_HEADER = env_str("TRUSTED_PROXY_HEADER", "").strip()
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 1)
+if TRUSTED_PROXY_COUNT < 1:
+    # 0 would take the header's first entry, which the client writes: anyone could pick theirs.
+    raise ImproperlyConfigured("TRUSTED_PROXY_COUNT must be 1 or more (the proxies in front).")
 
 # Forms and the API never take a body bigger than this (a huge answer is a form error, not a 500).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024

@@ -14,12 +14,10 @@ class SolutionsConfig(AppConfig):
             selectors,
             services,
         )
-        from .leaderboard import applier, entries
+        from .leaderboard import applier
         from .models import Board
 
         mongo.indexes_declare(mongo.fixed_indexes)
-        # The boards' entries: listed from SQL, so applied by the command, not at first use.
-        mongo.board_indexes_declare(entries.board_indexes)
         # Every batch that moves the orders marks its solves applied before they can answer.
         applier.on_batch_moved(services.orders_moved)
         # Pages keep the visible boards in the cache; an edit in the admin drops them.

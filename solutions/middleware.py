@@ -9,7 +9,8 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.cache import has_vary_header, patch_cache_control, patch_vary_headers
-from pymongo.errors import ConnectionFailure
+
+from . import mongo
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +42,9 @@ class PrivateWhenPersonalMiddleware:
 
 
 class StorageUnavailableMiddleware:
-    """Turns MongoDB being out of reach into a "back in a moment" page with Retry-After."""
+    """Turns a storage fault that passes (`mongo.is_transient`: MongoDB out of reach, a primary
+    stepping down, a write a majority did not confirm in time) into a "back in a moment" page
+    with Retry-After."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -50,9 +53,9 @@ class StorageUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, error: Exception) -> HttpResponse | None:
-        if not isinstance(error, ConnectionFailure):
+        if not mongo.is_transient(error):
             return None
-        logger.warning("Storage unavailable on %s %s: %s", request.method, request.path, error)
+        logger.warning("Storage unavailable on %s %s: %r", request.method, request.path, error)
         response = render(request, "503.html", status=503)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response

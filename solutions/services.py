@@ -222,10 +222,14 @@ def answer_submit(
 
 
 def _submission_insert(submission: dict, key: str | None):
-    """Insert the attempt and return its id; with a `key`, only the first time that key comes."""
+    """Insert the attempt and return its id; with a `key`, only the first time that key comes.
+    The upsert's filter names the programmer, the collection's shard key on a sharded cluster
+    (which must find an upsert's shard from its filter); a key comes with one body, so with one
+    programmer (`idempotency`)."""
     if key is None:
         return mongo.submissions().insert_one(submission).inserted_id
-    mongo.submissions().update_one({"_id": key}, {"$setOnInsert": submission}, upsert=True)
+    first_time = {"_id": key, "programmer_id": submission["programmer_id"]}
+    mongo.submissions().update_one(first_time, {"$setOnInsert": submission}, upsert=True)
     return key
 
 

@@ -6,6 +6,11 @@ for ``CaseUser1``, and guesses in any case count as one."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -165,6 +170,8 @@ def test_without_a_configured_proxy_the_header_is_ignored(staff):
     [
         ("203.0.113.7", 1, "203.0.113.7"),
         ("6.6.6.6, 203.0.113.7", 1, "203.0.113.7"),
+        ("127.0.0.1, 10.0.0.9, 203.0.113.7", 1, "203.0.113.7"),  # forged entries, left-most
+        ("6.6.6.6,203.0.113.7", 1, "203.0.113.7"),  # two header lines, joined by the server
         ("6.6.6.6, 203.0.113.7, 10.0.0.3", 2, "203.0.113.7"),
         ("203.0.113.7", 2, PROXY),  # fewer hops than proxies: the header is not trustworthy
         ("not an address", 1, PROXY),
@@ -179,3 +186,33 @@ def test_the_client_address_is_the_one_the_trusted_proxies_saw(
     settings.TRUSTED_PROXY_COUNT = count
     request = RequestFactory().get("/", REMOTE_ADDR=PROXY, headers={"X-Forwarded-For": forwarded})
     assert client_ip(request) == expected
+
+
+def test_the_readmes_proxy_replaces_the_header_the_site_reads_its_one_entry_from(settings):
+    """The README's nginx sets X-Forwarded-For to the address it saw (`$remote_addr`) rather
+    than appending to what the client sent, and says it is https: the site, set as the README
+    says, takes the client's address from that one entry."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    nginx = readme.split("```nginx", 1)[1].split("```", 1)[0]
+    assert "proxy_set_header X-Forwarded-For $remote_addr;" in nginx
+    assert "proxy_set_header X-Forwarded-Proto $scheme;" in nginx
+    assert "$proxy_add_x_forwarded_for" not in nginx
+    assert "proxy_buffering on;" in nginx
+    assert "TRUSTED_PROXY_HEADER=X-Forwarded-For" in readme
+    settings.TRUSTED_PROXY_HEADER = "X-Forwarded-For"
+    settings.TRUSTED_PROXY_COUNT = 1
+    request = RequestFactory().get("/", REMOTE_ADDR=PROXY, headers={"X-Forwarded-For": OWNER})
+    assert client_ip(request) == OWNER
+
+
+@pytest.mark.parametrize("count", ["0", "-1"])
+def test_a_proxy_count_that_would_trust_the_clients_entry_stops_the_site(count):
+    environment = {**os.environ, "DEBUG": "true", "TRUSTED_PROXY_COUNT": count}
+    started = subprocess.run(
+        [sys.executable, "-c", "import leaderboard_site.settings"],
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert started.returncode != 0
+    assert "TRUSTED_PROXY_COUNT must be 1 or more" in started.stderr
