@@ -91,12 +91,13 @@ def released_wait() -> None:
     from solutions import holds, mongo
 
     begun = time.monotonic()
-    while (held := mongo.solves().count_documents(holds.HELD)) and (
-        time.monotonic() - begun < RELEASE_WAIT_SECONDS
-    ):
+    at_the_end = held = mongo.solves().count_documents(holds.HELD)
+    while held and time.monotonic() - begun < RELEASE_WAIT_SECONDS:
         time.sleep(1)
-    state = f"{held} solves still held" if held else "every held solve released"
-    print(f"  {state} {time.monotonic() - begun:.0f} s after the end", flush=True)
+        held = mongo.solves().count_documents(holds.HELD)
+    state = f"{held} still held" if held else "all released"
+    waited = time.monotonic() - begun
+    print(f"  {at_the_end} solves held by the freeze: {state} {waited:.0f} s later", flush=True)
 
 
 def _programmer(model, n: int):
