@@ -257,3 +257,18 @@ def test_the_competition_page_says_a_right_answer_after_the_freeze_counts_at_the
     response = client.post("/competitions/winter-cup/problems/B/submit/", {"B-answer": "14"})
     page = client.get(response["Location"]).text
     assert "accepted; it counts on every board when the contest ends" in page
+
+
+def test_a_release_stopped_by_a_crash_is_finished_by_the_repair_task(frozen, monkeypatch):
+    def crash(**_):
+        raise ConnectionError("the worker died")
+
+    with time_machine.travel(AFTER_END, tick=False):
+        with monkeypatch.context() as patched:
+            patched.setattr(solution_services, "programmer_refresh_boards", crash)
+            with pytest.raises(ConnectionError):
+                solution_services.solves_release()
+        assert surfaces()["board"] == BEFORE_THE_END["board"]  # the crash happened midway
+    with time_machine.travel(AFTER_END + dt.timedelta(minutes=5), tick=False):
+        assert solves_repair_task() == 1  # Bob's entries, from the log
+        assert surfaces() == AFTER_THE_END
