@@ -217,11 +217,13 @@ CELERY_BEAT_SCHEDULE = {
     "rank-drop-alerts": {"task": "activity.tasks.alerts_check_all_task", "schedule": 60.0},
     # Records rank history: today's ranks of changed boards, and days that ended.
     "rank-history": {"task": "activity.tasks.history_snapshot_all_task", "schedule": 600.0},
-    # Counts solves a crash left logged but not yet on the boards.
+    # Counts solves a crash left logged but not yet on the boards, and held solves whose
+    # competition is over if the task below has not.
     "repair-unapplied-solves": {"task": "solutions.tasks.solves_repair_task", "schedule": 300.0},
     # Drops the board orders of days past LEADERBOARD_HISTORY_DAYS.
     "prune-old-orders": {"task": "solutions.tasks.orders_prune_task", "schedule": 3600.0},
-    # Archives the final standings of competitions that have ended.
+    # Archives the final standings of competitions that have ended, and counts the solves
+    # their freezes held off the public pages (solutions/holds.py) within a minute of the end.
     "archive-finished-competitions": {
         "task": "competitions.tasks.archive_finished_competitions_task",
         "schedule": 60.0,

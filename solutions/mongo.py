@@ -327,6 +327,9 @@ def fixed_indexes() -> dict[str, list[IndexModel]]:
             # The moves of problem counts a crash left unfinished (see `solvers`): only solves
             # with a move under way have the field.
             IndexModel([("problem_move_at", ASCENDING)], sparse=True),
+            # The held solves, which the release walks every minute (see `holds`): only they
+            # have the field, and only while a competition is frozen or just ended.
+            IndexModel([("held_until", ASCENDING)], sparse=True),
         ],
     }
 

@@ -15,7 +15,7 @@ from django.db.models.functions import Lower
 from django_countries.fields import Country
 from pymongo import DESCENDING
 
-from . import leaderboard, mongo, solvers
+from . import holds, leaderboard, mongo, solvers
 from .leaderboard import days_kept, entries, groups, orders, reading, sets, streaks
 from .models import Board, Problem, Programmer, handle_key
 from .services import today
@@ -309,11 +309,15 @@ def _forecast_days(board: Board, days: int) -> list[int]:
     return [now_day + offset for offset in range(1, min(days, board.spec.span) + 1)]
 
 
-def programmer_solved_problems(*, programmer: Programmer) -> list[dict]:
-    """The problems a programmer solved, newest first."""
+def programmer_solved_problems(*, programmer: Programmer, held: bool = False) -> list[dict]:
+    """The problems a programmer solved, newest first: the solves the boards count, and with
+    `held` the held ones too (see `holds`: for staff, and for the programmer's own eyes)."""
     return list(
         mongo.solves()
-        .find({"programmer_id": programmer.pk}, {"problem": 1, "solved_at": 1})
+        .find(
+            {"programmer_id": programmer.pk, **({} if held else holds.SHOWN)},
+            {"problem": 1, "solved_at": 1, holds.HELD_UNTIL: 1},
+        )
         .sort("solved_at", DESCENDING)
     )
 
@@ -690,6 +694,7 @@ class SolvedProblem:
     title: str
     published: bool
     solved_at: dt.datetime
+    held_until: dt.datetime | None = None  # held off the public pages until then (staff see it)
 
 
 @dataclass(frozen=True)
@@ -730,9 +735,12 @@ def programmer_year(*, programmer: Programmer, solves: list[dict] | None = None)
     streaks. From their own solves in the log (`solves`, when the caller read them already):
     one read by the log's unique key, whose first field is the programmer, so its cost is their
     history alone, never the number of programmers. The longest streak needs every solve day
-    ever, which only the log keeps (the boards' entries drop days past their windows)."""
+    ever, which only the log keeps (the boards' entries drop days past their windows). Held
+    solves are left out when it reads them (see `holds`)."""
     if solves is None:
-        solves = list(mongo.solves().find({"programmer_id": programmer.pk}, {"solved_at": 1}))
+        solves = list(
+            mongo.solves().find({"programmer_id": programmer.pk, **holds.SHOWN}, {"solved_at": 1})
+        )
     every_day = streaks.solve_days(
         (solve["solved_at"] for solve in solves), settings.LEADERBOARD_TIME_ZONE
     )
@@ -773,17 +781,18 @@ def forecast_horizon(board: Board) -> int:
     return max(0, min(window.end(now_day) - now_day, FORECAST_HORIZON_DAYS))
 
 
-def programmer_profile(*, programmer: Programmer) -> Profile:
+def programmer_profile(*, programmer: Programmer, held: bool = False) -> Profile:
     """What the profile page shows: rank, score, total and percentile on every visible board
     (from the one rank selector), the coming week's forecast on rolling boards, the problems
-    solved, newest first, and the year of solving (from the same read of their solves)."""
+    solved, newest first, and the year of solving (from the same read of their solves). Held
+    solves (see `holds`) show in those two only with `held` (to staff), marked."""
     standings = []
     for board in boards_visible():
         days = forecast_horizon(board)
         found = programmer_around(board=board, programmer=programmer, around=0, forecast_days=days)
         table = found.forecast[:PROFILE_FORECAST_DAYS] if board.is_rolling else []
         standings.append(BoardStanding(found.standing, forecast=table, coming=found.forecast))
-    solves = programmer_solved_problems(programmer=programmer)
+    solves = programmer_solved_problems(programmer=programmer, held=held)
     problems = Problem.objects.in_bulk([solve["problem"] for solve in solves], field_name="slug")
     solved = []
     for solve in solves:
@@ -794,6 +803,7 @@ def programmer_profile(*, programmer: Programmer) -> Profile:
                 title=problem.title if problem else solve["problem"],
                 published=bool(problem and problem.published),
                 solved_at=solve["solved_at"],
+                held_until=solve.get(holds.HELD_UNTIL),
             )
         )
     year = programmer_year(programmer=programmer, solves=solves)

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from . import leaderboard, limits, mongo, rules, solvers
+from . import holds, leaderboard, limits, mongo, rules, solvers
 from .leaderboard import applier, entries, orders, rebuild
 from .leaderboard.entries import from_solves
 from .live import boards_touch
@@ -272,6 +272,9 @@ def solve_record(
     Whoever meets a logged solve that is not applied yet (a retry after a fault, a second report
     of the same solve, the repair task) finishes it before answering. Returns whether this call,
     or the request `request` it retries, logged the solve first: a repeat counts nothing.
+
+    A solve in a hold window of its problem (a frozen competition's) is logged held, already
+    applied and outside its problem's count: it counts when released (see `holds`).
     """
     solve_check_time(solved_at)
     solve = {
@@ -283,7 +286,9 @@ def solve_record(
         "request": request or secrets.token_hex(12),
         "logged_at": timezone.now(),
     }
-    if programmer.on_boards:
+    if (held_until := holds.held_until(problem=problem.slug, solved_at=solved_at)) is not None:
+        solve |= {holds.HELD_UNTIL: held_until, "applied": True}  # nothing to count until then
+    elif programmer.on_boards:
         solve |= solvers.move_new(add=True)  # logged with its move into the problem's count
     try:
         mongo.solves().insert_one(solve)
@@ -327,7 +332,9 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
     """Count a logged solve on every board (each count is idempotent by the solve's id), then
     bring the boards' orders along (all boards at once); the batch that moves them marks the
     solve applied (`orders_moved`). First its problem's count (`solvers`), so an applied solve
-    is counted there too."""
+    is counted there too. A held solve counts nothing until it is released (`holds`)."""
+    if holds.is_held(solve):
+        return
     solvers.move_finish(solve)
     if programmer.on_boards:
         now_day = today()
@@ -396,8 +403,11 @@ def programmer_set_visibility(
 
 
 def _solves_of(programmer: Programmer) -> list[dict]:
+    """A programmer's solves the boards count (not the held ones)."""
     return list(
-        mongo.solves().find({"programmer_id": programmer.pk}, {"points": 1, "solved_at": 1})
+        mongo.solves().find(
+            {"programmer_id": programmer.pk, **holds.SHOWN}, {"points": 1, "solved_at": 1}
+        )
     )
 
 
@@ -443,7 +453,41 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
         )
     applier.orders_catch_up()  # whatever a crash left pending, on every board
     solvers.moves_repair(older_than=older_than)  # and in the problems' solver counts
+    solves_release()  # and the held solves whose hold is over, if nothing released them yet
     return len(programmer_ids)
+
+
+def solves_release() -> int:
+    """Count the held solves that no window holds any more (see `holds`): the competition ended,
+    early or not. Returns how many were released.
+
+    Each programmer's released solves leave the hold (unapplied, so the repair task finishes
+    them after a crash), then their entries are recomputed from the log with them (counted on
+    their own days, however late) and they join their problems' counts: exactly once, whoever
+    else releases them at the same time. A solve still held whose window's end moved (staff
+    moved the competition's end) keeps the new end."""
+    fields = {"programmer_id": 1, "problem": 1, "solved_at": 1, holds.HELD_UNTIL: 1}
+    held = list(mongo.solves().find(holds.HELD, fields))
+    until = holds.still_held(held) if held else {}
+    released: dict[int, list] = defaultdict(list)
+    for solve in held:
+        end = until.get(solve["_id"])
+        if end is None:
+            released[solve["programmer_id"]].append(solve["_id"])
+        elif end != solve[holds.HELD_UNTIL]:
+            moved = {"_id": solve["_id"], **holds.HELD}
+            mongo.solves().update_one(moved, {"$set": {holds.HELD_UNTIL: end}})
+    count = 0
+    for programmer in Programmer.objects.filter(pk__in=released):
+        ids = {"_id": {"$in": released[programmer.pk]}}
+        freed = mongo.solves().update_many(
+            {**ids, **holds.HELD}, {"$unset": {holds.HELD_UNTIL: ""}, "$set": {"applied": False}}
+        )
+        if freed.modified_count:
+            programmer_refresh_boards(programmer=programmer)
+            mongo.solves().update_many({**ids, "applied": False}, {"$set": {"applied": True}})
+            count += freed.modified_count
+    return count
 
 
 # --- rebuilds --------------------------------------------------------------------------------
@@ -521,10 +565,13 @@ def boards_rebuild(
     counting = [(board.spec, board.value_of) for board in boards]
     progress.phase("entries", mongo.solves().estimated_document_count(), "solves")
     for programmer, logged in _log_by_programmer():
+        shown = [solve for solve in logged if not holds.is_held(solve)]
         if stats is not None:
-            stats.add(logged, counted=programmer.on_boards)
+            stats.add(shown, counted=programmer.on_boards)
+            if len(shown) < len(logged):  # held solves are in no count until released
+                stats.add([s for s in logged if holds.is_held(s)], counted=False)
         # None for those off the boards (hidden, banned): a rebuild removes their entries.
-        solves = logged if programmer.on_boards else []
+        solves = shown if programmer.on_boards else []
         who = _identity(programmer)
         solve_ids = [str(s["_id"]) for s in solves]
         for (window, value_of), build in zip(counting, builds, strict=True):

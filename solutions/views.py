@@ -206,12 +206,13 @@ def _board_response(request: HttpRequest, board: Board, fragment: bool) -> HttpR
 def profile(request: HttpRequest, handle: str, fragment: bool = False) -> HttpResponse:
     """A programmer's profile, or (`fragment`) just its live part: standings and charts. The
     apps built on `solutions` add their parts (charts, follow button) with template tags. A
-    banned or deleted programmer has none; a hidden one's is for staff only."""
+    banned or deleted programmer has none; a hidden one's is for staff only. Staff also see the
+    held solves (see `holds`), marked."""
     programmer = etags.profile_of(request, handle)
     if programmer is None:
         raise Http404("No programmer has that handle.")
     context = {
-        "profile": selectors.programmer_profile(programmer=programmer),
+        "profile": selectors.programmer_profile(programmer=programmer, held=request.user.is_staff),
         "live_url": reverse("profile_live", args=[programmer.handle]),
         "live_etag": quote_etag(etags.profile_etag(request, programmer.handle, fragment=True)),
     }
@@ -223,11 +224,11 @@ def profile(request: HttpRequest, handle: str, fragment: bool = False) -> HttpRe
 
 
 def _solved_slugs(programmer: Programmer | None) -> set[str]:
+    """What the viewer solved, for their own marks: a held solve too (they know their answer)."""
     if programmer is None:
         return set()
-    return {
-        solve["problem"] for solve in selectors.programmer_solved_problems(programmer=programmer)
-    }
+    solves = selectors.programmer_solved_problems(programmer=programmer, held=True)
+    return {solve["problem"] for solve in solves}
 
 
 def _say_verdict(request: HttpRequest, verdict: services.Verdict) -> None:

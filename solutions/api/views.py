@@ -177,7 +177,9 @@ def standing_json(*, board: Board, programmer: Programmer, query: BoardQuery) ->
 )
 def solves(request: HttpRequest, solve: SolveRequest) -> HttpResponse:
     """Counts the first accepted solve of a (programmer, problem) on every board; a repeat is
-    answered with counted=false. Unknown handles and problem slugs are registered on first use.
+    answered with counted=false. A solve of a competition's problem made during its freeze is
+    answered with counted=true too, and shows on the boards once the competition has ended.
+    Unknown handles and problem slugs are registered on first use.
     The same id with the same body returns the first answer (with the header
     Idempotent-Replayed: true); the same id with another body is 409. A solve in the future
     (beyond 5 minutes of clock skew) or older than the boards still change
