@@ -78,7 +78,8 @@ def submissions(request: HttpRequest, submission: SubmissionRequest) -> HttpResp
     holds the problem, is not archived yet and takes the programmer (registered, when it
     requires registration); attempts outside them are still kept. An accepted verdict also
     counts as a solve on every board, as POST /api/v1/solves does: counted is true only when it
-    is the programmer's first accepted solve of the problem. Unknown handles and problem slugs
+    is the programmer's first accepted solve of the problem (made after a freeze, it shows on
+    the boards once the competition has ended). Unknown handles and problem slugs
     are registered on first use. Ids are kept per service token and apart from the ids of
     /solves: the same id with the same body returns the first answer (with the header
     Idempotent-Replayed: true); the same id with another body is 409. A verdict in the future

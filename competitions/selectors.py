@@ -4,11 +4,23 @@ Who sees what, while it runs: staff see the live standings; everybody else sees 
 they were at the freeze time (live before it), and a programmer also sees their own row live.
 Once it has ended, everybody sees the archived final standings. Hidden and banned programmers are
 never listed, and the ranks of the others close up.
+
+A frozen competition stays frozen everywhere: a solve of one of its problems made from the freeze
+time to the end is held off every public surface of `solutions` (the boards, profiles, the
+activity API, the problems' solvers, search) until the end, then counted with its real time (see
+`solutions.holds`; `competition_solve_holds` declares the windows). It is held whoever solved it
+and however: registered or not, taking part or not, from the competition's page, a judge or the
+problem's own page. Holding only the participants' solves would still tell the public that
+somebody solved the problem (its solver count), and a participant's answer on the problem's own
+page would tell who; every solve of the problem in those hours says something the frozen
+standings hide. Staff still see the live standings and the held solves on profiles, and each
+programmer their own results.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -82,6 +94,24 @@ def competitions_by_status(*, now: dt.datetime | None = None) -> dict[str, list[
         "upcoming": list(competitions.filter(start__gt=now).order_by("start", "slug")),
         "past": list(competitions.filter(end__lte=now).order_by("-end", "slug")),
     }
+
+
+def competition_solve_holds(
+    *, problems: Collection[str], now: dt.datetime
+) -> dict[str, list[tuple[dt.datetime, dt.datetime]]]:
+    """{problem slug: [(freeze time, end), ...]} of the competitions with a freeze holding these
+    problems that end after `now` and are not archived (see the module docstring): one SQL read.
+    Registered in `solutions.extensions.solve_holds`."""
+    links = CompetitionProblem.objects.filter(
+        problem__slug__in=list(problems),
+        competition__freeze_at__isnull=False,
+        competition__end__gt=now,
+        competition__final_standings__isnull=True,
+    ).values_list("problem__slug", "competition__freeze_at", "competition__end")
+    windows: dict[str, list[tuple[dt.datetime, dt.datetime]]] = {}
+    for slug, freeze_at, end in links:
+        windows.setdefault(slug, []).append((freeze_at, end))
+    return windows
 
 
 def competition_by_slug(slug: str) -> Competition | None:

@@ -216,6 +216,10 @@ def competition_archive(*, competition: Competition) -> bool:
 
 
 def competitions_archive_finished() -> int:
-    """Archive every competition that has ended and is not archived yet. Returns how many."""
+    """Archive every competition that has ended and is not archived yet, then release the solves
+    held by the freezes that are over (`solutions.holds`), whether their competition was
+    archived here, by a view or ended early. Returns how many were archived."""
     ended = Competition.objects.filter(end__lte=timezone.now(), final_standings__isnull=True)
-    return sum(competition_archive(competition=competition) for competition in ended)
+    archived = sum(competition_archive(competition=competition) for competition in ended)
+    solution_services.solves_release()
+    return archived

@@ -81,7 +81,8 @@ def competition_submit(request: HttpRequest, slug: str, letter: str) -> HttpResp
             response["Retry-After"] = str(over.retry_after)
             return response
         else:
-            _say_verdict(request, link.letter, verdict)
+            frozen = competition.is_frozen(timezone.now())
+            _say_verdict(request, link.letter, verdict, frozen=frozen)
             return redirect(f"{competition.get_absolute_url()}#problem-{link.letter}")
     context = _detail_context(request, competition, bound={link.letter: form})
     return render(request, "competitions/detail.html", context, status=400)
@@ -220,9 +221,15 @@ def _detail_context(
     }
 
 
-def _say_verdict(request: HttpRequest, letter: str, verdict) -> None:
+def _say_verdict(request: HttpRequest, letter: str, verdict, *, frozen: bool) -> None:
+    """What an answer did; during the freeze a first right answer is held off the boards until
+    the end (see `selectors`' docstring)."""
     if not verdict.accepted:
         messages.error(request, f"Problem {letter}: wrong answer. Each one costs 20 minutes.")
+    elif verdict.counted and frozen:
+        messages.success(
+            request, f"Problem {letter}: accepted; it counts on every board when the contest ends."
+        )
     elif verdict.counted:
         messages.success(request, f"Problem {letter}: accepted, and counted on every board.")
     else:

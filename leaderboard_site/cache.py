@@ -6,6 +6,11 @@ windows), so a cache that does not answer is a cache that misses: reads return t
 writes are dropped and the request goes on against the databases. Django's own backend raises
 instead, and a Redis restart on contest day answered every page with a 500 for a second or two.
 The connection gives up within half a second, so a hung Redis costs a request that much, once.
+
+Counters are the exception: the rate limits (`solutions.limits`) count in them, and a limit that
+counts nothing lets everybody through (20 wrong answers of 20, 6 reset emails where 3 are
+allowed). So `add`, `incr` and `decr` that cannot reach Redis count in this process's memory
+instead: each process still limits by itself until Redis is back.
 """
 
 from __future__ import annotations
@@ -13,12 +18,17 @@ from __future__ import annotations
 import functools
 import logging
 
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import ConnectionError, TimeoutError
 
 logger = logging.getLogger(__name__)
 UNREACHABLE = (ConnectionError, TimeoutError)
 TIMEOUT_SECONDS = 0.5
+# One per process (memory caches of one name share their store, whichever thread made them).
+LOCAL_COUNTERS = LocMemCache(
+    "leaderboard_site.cache.counters", {"OPTIONS": {"MAX_ENTRIES": 10_000}}
+)
 
 
 def _forgiving(missed):
@@ -52,13 +62,12 @@ class ForgivingRedisCache(RedisCache):
     get = _forgiving(_default)(RedisCache.get)
     get_many = _forgiving(lambda *a, **k: {})(RedisCache.get_many)
     has_key = _forgiving(lambda *a, **k: False)(RedisCache.has_key)
-    add = _forgiving(lambda *a, **k: False)(RedisCache.add)
+    # Counters count in this process while Redis is away (see above).
+    add = _forgiving(LOCAL_COUNTERS.add)(RedisCache.add)
+    incr = _forgiving(LOCAL_COUNTERS.incr)(RedisCache.incr)
     set = _forgiving(lambda *a, **k: None)(RedisCache.set)
     set_many = _forgiving(lambda *a, **k: [])(RedisCache.set_many)
     touch = _forgiving(lambda *a, **k: False)(RedisCache.touch)
     delete = _forgiving(lambda *a, **k: False)(RedisCache.delete)
     delete_many = _forgiving(lambda *a, **k: None)(RedisCache.delete_many)
-    # A counter that cannot be read counts as just started (a rate limit then lets the call
-    # through: better than refusing everybody while the cache is away).
-    incr = _forgiving(lambda key, delta=1, *a, **k: delta)(RedisCache.incr)
     clear = _forgiving(lambda *a, **k: None)(RedisCache.clear)

@@ -6,6 +6,10 @@ Failures are counted per (username, client address): an attacker who guesses one
 password is locked out of that account from that address, while its owner, elsewhere, and the
 attacker's other targets are not. The client address is the one the trusted proxy saw (see
 `client_ip`), so one attacker behind the proxy cannot lock everybody out, nor dodge the count.
+
+A login name is matched without regard to case, as handles are unique (`login_name`): the
+password is checked against the account it names, and the failures are counted against that
+account's own username, so ``ALICE``, ``alice`` and ``Alice`` share one count.
 """
 
 from __future__ import annotations
@@ -18,17 +22,34 @@ from django.contrib.auth.backends import ModelBackend
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from solutions import selectors
 from solutions.api.errors import error_response
+
+
+def login_name(typed: str) -> str:
+    """The username of the account a login names in any case (`selectors.user_logging_in_as`);
+    for a name that is nobody's, the name in lower case (so its case variants count as one)."""
+    user = selectors.user_logging_in_as(typed)
+    return user.get_username() if user is not None else typed.lower()
+
+
+def lockout_username(request: HttpRequest, credentials: dict | None) -> str | None:
+    """What django-axes counts failures against (AXES_USERNAME_CALLABLE): the login name as
+    `login_name` resolves it, whatever case was typed."""
+    typed = (credentials or {}).get("username") or request.POST.get("username")
+    return login_name(typed) if isinstance(typed, str) else None
 
 
 def client_ip(request: HttpRequest) -> str:
     """The client's address: REMOTE_ADDR, or behind a proxy the address it put in
-    TRUSTED_PROXY_HEADER.
+    TRUSTED_PROXY_HEADER: exactly the entry the proxy wrote, never one the client sent.
 
-    A proxy that appends to X-Forwarded-For writes the address it saw last; anything to the
-    left of the last TRUSTED_PROXY_COUNT entries came from the client and may be forged.
-    (django-ipware's proxy count counts the proxies named *inside* the header, which is not
-    how a proxy in front of the site fills it: so this is spelt out here.)
+    The README's nginx replaces X-Forwarded-For with the address it saw (`$remote_addr`), so
+    the header holds that one entry. A proxy that appends instead writes its entry last, behind
+    whatever the client sent; with TRUSTED_PROXY_COUNT proxies in a row, the first of them
+    wrote the entry that many from the end, and anything left of it may be forged. (django-
+    ipware's proxy count counts the proxies named *inside* the header, which is not how a proxy
+    in front of the site fills it: so this is spelt out here.)
     """
     remote = request.META.get("REMOTE_ADDR", "")
     header = settings.TRUSTED_PROXY_HEADER
@@ -73,6 +94,8 @@ class LoginBackend(AxesStandaloneBackend, ModelBackend):
         password: str | None = None,
         **kwargs,
     ):
+        if isinstance(username, str):
+            username = login_name(username)
         if request is not None:
             # Raises PermissionDenied when locked out; authenticate() counts it as a failure.
             AxesStandaloneBackend.authenticate(self, request, username, password, **kwargs)

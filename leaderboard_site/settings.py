@@ -91,6 +91,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Above the session and CSRF middleware: it sees the `Vary: Cookie` they add.
+    "solutions.middleware.PrivateWhenPersonalMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -171,11 +173,16 @@ AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
 AXES_RESET_ON_SUCCESS = True
 AXES_DISABLE_ACCESS_LOG = True  # failures are what lockouts need; successes would fill a table
 AXES_CLIENT_IP_CALLABLE = "leaderboard_site.logins.client_ip"
+# The account's own username, whatever case the login typed (handles are unique without case).
+AXES_USERNAME_CALLABLE = "leaderboard_site.logins.lockout_username"
 AXES_LOCKOUT_CALLABLE = "leaderboard_site.logins.lockout_response"
 # Behind a proxy: the header in which it passes the client's address (e.g. X-Forwarded-For),
-# and how many proxies append to it. Unset: the connection's own address (REMOTE_ADDR).
+# and how many proxies write to it. Unset: the connection's own address (REMOTE_ADDR).
 TRUSTED_PROXY_HEADER = env_str("TRUSTED_PROXY_HEADER", "").strip()
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 1)
+if TRUSTED_PROXY_COUNT < 1:
+    # 0 would take the header's first entry, which the client writes: anyone could pick theirs.
+    raise ImproperlyConfigured("TRUSTED_PROXY_COUNT must be 1 or more (the proxies in front).")
 
 # Forms and the API never take a body bigger than this (a huge answer is a form error, not a 500).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
@@ -210,11 +217,13 @@ CELERY_BEAT_SCHEDULE = {
     "rank-drop-alerts": {"task": "activity.tasks.alerts_check_all_task", "schedule": 60.0},
     # Records rank history: today's ranks of changed boards, and days that ended.
     "rank-history": {"task": "activity.tasks.history_snapshot_all_task", "schedule": 600.0},
-    # Counts solves a crash left logged but not yet on the boards.
+    # Counts solves a crash left logged but not yet on the boards, and held solves whose
+    # competition is over if the task below has not.
     "repair-unapplied-solves": {"task": "solutions.tasks.solves_repair_task", "schedule": 300.0},
     # Drops the board orders of days past LEADERBOARD_HISTORY_DAYS.
     "prune-old-orders": {"task": "solutions.tasks.orders_prune_task", "schedule": 3600.0},
-    # Archives the final standings of competitions that have ended.
+    # Archives the final standings of competitions that have ended, and counts the solves
+    # their freezes held off the public pages (solutions/holds.py) within a minute of the end.
     "archive-finished-competitions": {
         "task": "competitions.tasks.archive_finished_competitions_task",
         "schedule": 60.0,

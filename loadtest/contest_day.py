@@ -114,6 +114,7 @@ def run(stack: Stack, options: argparse.Namespace) -> int:
     _drain_forms(world, run_dir)
     frozen = _frozen_view(world, run_dir)
     _wait_until(world.time("competition_end") + dt.timedelta(seconds=2))
+    stack.python("loadtest.seed", str(run_dir), "released")  # the freeze's solves, on the boards
     result = verdict.report(world, run_dir, frozen_view=frozen)
     print(
         f"\nMachine: {os.cpu_count()} cores, load average {load_average[0]:.1f} before the "

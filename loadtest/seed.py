@@ -2,12 +2,15 @@
 
     python -m loadtest.seed RUN_DIR               # the community, before the site starts
     python -m loadtest.seed RUN_DIR competition   # the competition, when the load's time is set
+    python -m loadtest.seed RUN_DIR released      # after its end: wait for beat to release
 
 Reads RUN_DIR/world.json (written by the driver), writes the month of history to
 RUN_DIR/history.jsonl and imports it with `import_solves` (the same path a community moving here
 takes), then makes the alert rule, the watchers with their accounts and the
 judges' service tokens, and writes the tokens back into world.json. The competition comes
-last, once the driver has set when the load starts.
+last, once the driver has set when the load starts. Once it has ended, the solves its freeze
+held (`solutions.holds`) show on the boards when beat's archive task releases them: the driver
+waits for that before it compares the boards with the brute force.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import django
@@ -78,6 +82,24 @@ def competition_seed(run_dir: Path) -> None:
     )
 
 
+RELEASE_WAIT_SECONDS = 600.0  # beat's archive task starts within a minute of the end
+
+
+def released_wait() -> None:
+    """Wait until no solve is held any more (beat's archive task released them all), and say
+    how long that took; give up after RELEASE_WAIT_SECONDS (the boards will then differ)."""
+    from solutions import holds, mongo
+
+    begun = time.monotonic()
+    at_the_end = held = mongo.solves().count_documents(holds.HELD)
+    while held and time.monotonic() - begun < RELEASE_WAIT_SECONDS:
+        time.sleep(1)
+        held = mongo.solves().count_documents(holds.HELD)
+    state = f"{held} still held" if held else "all released"
+    waited = time.monotonic() - begun
+    print(f"  {at_the_end} solves held by the freeze: {state} {waited:.0f} s later", flush=True)
+
+
 def _programmer(model, n: int):
     from . import plan
 
@@ -90,5 +112,7 @@ if __name__ == "__main__":
     django.setup()
     if sys.argv[2:] == ["competition"]:
         competition_seed(Path(sys.argv[1]))
+    elif sys.argv[2:] == ["released"]:
+        released_wait()
     else:
         seed(Path(sys.argv[1]))

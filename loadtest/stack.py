@@ -1,11 +1,11 @@
 """The production stack of the contest day, started and broken on purpose.
 
-gunicorn (4 workers of 4 threads, DEBUG off, a real SECRET_KEY), a Celery worker and beat, a
-PostgreSQL database of the run's own on the machine's server, a Redis server of the run's own
-(the cache and the broker: restarting it must not disturb anything else on the machine) and
-MongoDB (the embedded server on disk, or MONGODB_URI). Each process runs in its own session, so
-a fault can hit exactly one of them, and everything is stopped when the run ends, whatever way
-it ends.
+gunicorn (production's gunicorn.conf.py, 4 workers of 4 threads, DEBUG off, a real SECRET_KEY),
+a Celery worker and beat, a PostgreSQL database of the run's own on the machine's server, a Redis
+server of the run's own (the cache and the broker: restarting it must not disturb anything else
+on the machine) and MongoDB (the embedded server on disk, or MONGODB_URI). Each process runs in
+its own session, so a fault can hit exactly one of them, and everything is stopped when the run
+ends, whatever way it ends.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from .proxy import LatencyProxy
 POSTGRES_ADMIN_URL = os.environ.get(
     "CONTEST_DAY_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres"
 )
+GUNICORN_CONF = Path(__file__).resolve().parent.parent / "gunicorn.conf.py"
 GUNICORN_WORKERS = 4
 GUNICORN_THREADS = 4
 MONGODB_DOWN_SECONDS = 20.0
@@ -122,11 +123,14 @@ class Stack:
 
     def start_site(self) -> None:
         """gunicorn, the Celery worker and beat (after the seed)."""
+        # Production's own settings file; the run sets the size, the address, and where the
+        # access log goes (the run's folder, not gunicorn.log).
         self._spawn(
             "gunicorn",
-            [sys.executable, "-m", "gunicorn", "leaderboard_site.wsgi"]
+            [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), "leaderboard_site.wsgi"]
             + ["--workers", str(GUNICORN_WORKERS), "--threads", str(GUNICORN_THREADS)]
-            + ["--bind", f"127.0.0.1:{self.port}", "--log-level", "warning", "--timeout", "60"],
+            + ["--bind", f"127.0.0.1:{self.port}", "--log-level", "warning"]
+            + ["--access-logfile", str(self.run_dir / "access.log")],
         )
         self._start_celery_worker()
         self._spawn(

@@ -15,28 +15,45 @@ from .models import Programmer
 def password_is_right(request: HttpRequest, user: AbstractBaseUser, password: str) -> bool:
     """Check the signed-in user's password like a login: wrong ones count towards the same
     lockout (django-axes), so somebody holding a stolen session cannot guess the password to
-    change it or delete the account; past the limit axes answers 429."""
+    change it, change the email address or delete the account; past the limit axes answers
+    429."""
     checked = authenticate(request, username=user.get_username(), password=password)
     return checked is not None and checked.pk == user.pk
 
 
 class EmailForm(forms.Form):
+    """A new address, with the account's password: the address password resets go to is the
+    key to the account, so a stolen session alone must not be able to change it (see
+    `password_is_right`)."""
+
     email = forms.EmailField(
         label="Email address",
         max_length=Programmer._meta.get_field("email_pending").max_length,
         help_text="We mail a link to it; the address is used once you follow the link.",
         widget=forms.EmailInput(attrs={"autocomplete": "email"}),
     )
+    current_password = forms.CharField(
+        label="Your password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
 
-    def __init__(self, *args, user: AbstractBaseUser, **kwargs) -> None:
+    def __init__(self, *args, request: HttpRequest, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.user = user
+        self.request = request
+        self.user = request.user
 
     def clean_email(self) -> str:
         email = self.cleaned_data["email"]
         if self.user.email and email.lower() == self.user.email.lower():
             raise forms.ValidationError("That is already your address.", code="same")
         return email
+
+    def clean_current_password(self) -> str:
+        password = self.cleaned_data["current_password"]
+        if not password_is_right(self.request, self.user, password):
+            raise forms.ValidationError("That is not your password.", code="wrong_password")
+        return password
 
 
 class GroupsForm(forms.Form):

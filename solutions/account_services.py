@@ -2,10 +2,13 @@
 account, and the throttles that bound the emails a visitor can make the site send.
 
 - **Email.** `User.email` holds only a *confirmed* address: the one alert emails and password
-  resets go to. An address asked for on the account page waits in `Programmer.email_pending`
-  until the link mailed to it is followed. The link carries a signed, timestamped token
-  (`TimestampSigner`, its own salt) naming the user and the address, so it cannot be forged or
-  pointed at another address, it expires, and asking for another address makes it stale.
+  resets go to. An address asked for on the account page (with the account's password) waits
+  in `Programmer.email_pending` until the link mailed to it is followed. The link carries a
+  signed, timestamped token (`TimestampSigner`, its own salt) naming the user and the address,
+  so it cannot be forged or pointed at another address, it expires, and asking for another
+  address makes it stale. The confirmed address is told of both steps (`_tell_old_address`):
+  whoever took over a session and the password shows up in the owner's mailbox before the
+  reset link goes elsewhere.
 - **Groups.** A programmer's country and organization are copied into their entries on every
   board (the group views filter on them), so a change goes through `programmer_refresh_boards`:
   their entries are recomputed from their own solves, at the cost of their solves alone.
@@ -27,6 +30,7 @@ from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import timezone
 
 from . import limits
 from .models import Programmer
@@ -66,12 +70,9 @@ def _throttle(message: str, hits: list[tuple[limits.Limit, str]]) -> None:
     """Count one hit on each (limit, key), or raise Throttled (counting nothing) when any is
     used up. Keys are compared lowercase: an email address in any case is one address."""
     try:
-        for limit, key in hits:
-            limits.limit_check(limit=limit, key=key.strip().lower())
+        limits.limit_take_all([(limit, key.strip().lower()) for limit, key in hits])
     except limits.Limited as over:
         raise Throttled(message, over.retry_after) from None
-    for limit, key in hits:
-        limits.limit_count(limit=limit, key=key.strip().lower())
 
 
 def password_reset_throttle(*, client: str, email: str) -> None:
@@ -108,6 +109,12 @@ def account_email_request(*, programmer: Programmer, email: str) -> None:
     )
     programmer.email_pending = email
     programmer.save(update_fields=["email_pending"])
+    _tell_old_address(
+        programmer.user,
+        "Your leaderboard address is about to change",
+        f"Somebody signed in as {programmer.handle} asked to use {email} for the account "
+        "instead of this address. It changes once the link mailed there is followed.",
+    )
     token = email_link_token(user=programmer.user, email=email)
     context = {
         "handle": programmer.handle,
@@ -151,10 +158,34 @@ def account_email_confirm(*, token: str) -> User:
     EmailLinkInvalid (see `email_link_read`)."""
     with transaction.atomic():
         user, email = email_link_read(token=token)
+        old = user.email
         user.email = email
         user.save(update_fields=["email"])
         Programmer.objects.filter(user=user).update(email_pending="")
+    if old:
+        message = (
+            f"The leaderboard account {user.get_username()} now uses {email}: alerts and "
+            "password resets go there, not to this address any more."
+        )
+        _tell_old_address(user, "Your leaderboard address changed", message, address=old)
     return user
+
+
+def _tell_old_address(
+    user: AbstractBaseUser, subject: str, news: str, address: str | None = None
+) -> None:
+    """Mail the account's confirmed address (or `address`, the one it had) what is happening
+    to it, and what to do if it was not its owner. Nothing when there is none."""
+    address = address if address is not None else user.email
+    if not address:
+        return
+    context = {"news": news, "account": settings.SITE_URL.rstrip("/") + reverse("account")}
+    send_mail(
+        subject=subject,
+        message=render_to_string("account/email_changed_email.txt", context),
+        from_email=None,
+        recipient_list=[address],
+    )
 
 
 def account_email_remove(*, user: AbstractBaseUser) -> None:
@@ -198,7 +229,8 @@ def account_delete(*, user: AbstractBaseUser) -> Programmer | None:
     row stays, with nothing that names the person: a generated handle (`deleted-<id>`, so the
     old handle is free for a new sign-up), no user, groups or pending address, and hidden, so
     the boards and standings close up at once (through the same service as a hide in the
-    admin). Staff could unhide it; it would come back only as `deleted-<id>`.
+    admin). Staff could unhide it; it would come back on the boards only as `deleted-<id>`, and
+    its profile stays gone (`deleted_at`).
 
     The boards go first: if the rest fails, the account is still there to try again with."""
     programmer = Programmer.objects.filter(user=user).first()
@@ -212,7 +244,7 @@ def account_delete(*, user: AbstractBaseUser) -> Programmer | None:
 
 
 def _programmer_anonymize(programmer: Programmer) -> None:
-    programmer.user = None
+    programmer.user, programmer.deleted_at = None, timezone.now()
     programmer.country, programmer.organization, programmer.email_pending = "", "", ""
     programmer.handle = f"{DELETED_HANDLE_PREFIX}{programmer.pk}"
     try:

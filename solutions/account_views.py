@@ -30,7 +30,7 @@ def _account_page(request: HttpRequest, status: int = 200, **bound: object) -> H
     """The account page, with the form that was refused (if any) bound to what was sent."""
     programmer = programmer_of(request)
     forms = {
-        "email_form": EmailForm(user=request.user),
+        "email_form": EmailForm(request=request),
         "groups_form": GroupsForm(initial=_groups_of(programmer)) if programmer else None,
         "password_form": PasswordChangeForm(request.user, request=request),
         "delete_form": DeleteForm(request=request),
@@ -54,7 +54,7 @@ def _programmer_or_404(request: HttpRequest) -> Programmer:
 @require_POST
 def account_email(request: HttpRequest) -> HttpResponse:
     programmer = _programmer_or_404(request)
-    form = EmailForm(request.POST, user=request.user)
+    form = EmailForm(request.POST, request=request)
     status = 400
     if form.is_valid():
         email = form.cleaned_data["email"]

@@ -8,13 +8,16 @@ class SolutionsConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_save
 
-        from . import mongo, selectors, services
-        from .leaderboard import applier, entries
+        from . import (
+            checks,  # noqa: F401  (importing it registers the system checks)
+            mongo,
+            selectors,
+            services,
+        )
+        from .leaderboard import applier
         from .models import Board
 
         mongo.indexes_declare(mongo.fixed_indexes)
-        # The boards' entries: listed from SQL, so applied by the command, not at first use.
-        mongo.board_indexes_declare(entries.board_indexes)
         # Every batch that moves the orders marks its solves applied before they can answer.
         applier.on_batch_moved(services.orders_moved)
         # Pages keep the visible boards in the cache; an edit in the admin drops them.

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.contrib.messages import get_messages
 from django.http import HttpRequest
 
-from . import extensions, live, mongo, selectors
+from . import extensions, holds, live, mongo, selectors
 from .models import Board, Programmer
 from .services import today
 
@@ -116,10 +116,18 @@ def _newest_programmer() -> int | None:
     return Programmer.objects.order_by("-pk").values_list("pk", flat=True).first()
 
 
-def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> str | None:
-    programmer: Programmer | None = request_memo(
-        request, ("programmer", handle), lambda: selectors.programmer_by_handle(handle)
+def profile_of(request: HttpRequest, handle: str) -> Programmer | None:
+    """The programmer whose profile this request may see under `handle` (None: 404; see
+    `selectors.programmer_profile_for`), read once for the ETag and the view."""
+    return request_memo(
+        request,
+        ("programmer", handle),
+        lambda: selectors.programmer_profile_for(handle=handle, viewer=request.user),
     )
+
+
+def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> str | None:
+    programmer = profile_of(request, handle)
     if programmer is None:
         return None
     versions = request_memo(  # the page's ETag and its live part's: one read
@@ -141,8 +149,14 @@ def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> s
         ),
     ]
     if not programmer.on_boards:
-        # Their solves leave the boards (and so the versions) alone but still list here.
-        parts.append(mongo.solves().count_documents({"programmer_id": programmer.pk}))
+        # Their solves leave the boards (and so the versions) alone but still list here, once
+        # they are not held (see `holds`).
+        solves = {"programmer_id": programmer.pk, **holds.SHOWN}
+        parts.append(mongo.solves().count_documents(solves))
+    if request.user.is_staff:
+        # Staff also see the held solves, which change no board while held.
+        held = {"programmer_id": programmer.pk, **holds.HELD}
+        parts.append(mongo.solves().count_documents(held))
     return _etag(request, parts, fragment)
 
 

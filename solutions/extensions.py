@@ -5,7 +5,7 @@ show something on a board or a profile does it, in order of preference:
 
 1. with a template tag of its own, loaded by the template (follow buttons, charts: see
    `activity/templatetags/activity_extras.py`): nothing here is needed;
-2. by registering into one of the three small registries below from its `AppConfig.ready()`,
+2. by registering into one of the small registries below from its `AppConfig.ready()`,
    when the page's Python side needs its data:
 
    - **board row decorators** (`board_rows_decorator`): turn a page's rows into richer rows
@@ -17,13 +17,17 @@ show something on a board or a profile does it, in order of preference:
      hashed into the page's ETag, so a poll answers 304 only while all of them are unchanged.
    - **board views** (`board_view`): another list of rows to rank on a board, chosen with
      `?view=<name>` (activity's "following": the people the viewer follows).
+   - **solve holds** (`solve_holds`): the time windows during which the solves of a problem
+     are held off every public surface until the window closes (competitions: from a freeze
+     to the end; see `holds`).
 
 Registering the same function twice (a `ready()` run again by a test runner) registers it once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import datetime as dt
+from collections.abc import Callable, Collection, Hashable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -43,9 +47,15 @@ BoardRows = Callable[..., list | None]
 """`fn(*, board, user, day) -> list[Row] | None`: the rows of a board view (None: the viewer must
 log in to see it)."""
 
+SolveHolds = Callable[..., dict[str, list[tuple[dt.datetime, dt.datetime]]]]
+"""`fn(*, problems: Collection[str], now: datetime) -> {problem slug: [(held from, held until),
+...]}`: the windows [from, until) that close after `now` during which a solve of each of these
+problems is held (problems with none left out)."""
+
 _row_decorators: list[RowsDecorator] = []
 _fingerprint_parts: list[FingerprintPart] = []
 _board_views: dict[str, BoardView] = {}
+_solve_holds: list[SolveHolds] = []
 
 
 @dataclass(frozen=True)
@@ -100,3 +110,21 @@ def board_view(view: BoardView) -> BoardView:
 def board_view_named(name: str | None) -> BoardView | None:
     """The board view chosen by `?view=<name>` (None: the whole board)."""
     return _board_views.get(name or "")
+
+
+def solve_holds(holds: SolveHolds) -> SolveHolds:
+    """Register a source of solve holds (usable as a decorator)."""
+    if holds not in _solve_holds:
+        _solve_holds.append(holds)
+    return holds
+
+
+def solve_holds_of(
+    *, problems: Collection[str], now: dt.datetime
+) -> dict[str, list[tuple[dt.datetime, dt.datetime]]]:
+    """Every registered source's hold windows of these problems, together."""
+    windows: dict[str, list[tuple[dt.datetime, dt.datetime]]] = {}
+    for holds in _solve_holds:
+        for slug, found in holds(problems=problems, now=now).items():
+            windows.setdefault(slug, []).extend(found)
+    return windows

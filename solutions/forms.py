@@ -7,9 +7,6 @@ import datetime as dt
 from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
-from django.contrib.auth.models import User
-from django.db.models import QuerySet
-from django.db.models.functions import Lower
 from django.templatetags.static import static
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -18,6 +15,7 @@ from django_countries import countries
 from . import leaderboard, selectors, services
 from .models import Board, Programmer
 from .rules import ORGANIZATION_MAX_LENGTH, Scope, country_validator, handle_validator
+from .selectors import users_logging_in_as
 
 MAX_ANSWER_LENGTH = 1000
 
@@ -45,12 +43,6 @@ class FlagSelect(forms.Select):
 def country_choices() -> list[tuple[str, str]]:
     """The country select's choices: none, or a country (read at each form, so they are lazy)."""
     return [("", "—"), *countries]
-
-
-def users_logging_in_as(handle: str) -> QuerySet[User]:
-    """The users whose login name is `handle` in any case: an equality on LOWER(username), which
-    the index of migration 0009 serves (``username__iexact`` is a scan of the users table)."""
-    return User.objects.alias(key=Lower("username")).filter(key=handle.lower())
 
 
 class SignupForm(UserCreationForm):
@@ -84,11 +76,12 @@ class SignupForm(UserCreationForm):
 
     def clean_username(self) -> str:
         """The handle is free as a programmer's handle (judges may have registered it) and as a
-        login name, in any case."""
+        login name, in any case, and does not look like another programmer's."""
         handle = self.cleaned_data["username"]
         taken = Programmer.objects.handle_is(handle).exists()
         if taken or users_logging_in_as(handle).exists():
             raise forms.ValidationError("That handle is taken.", code="handle_taken")
+        services.handle_check_unlike_others(handle)  # before the password is hashed
         return handle
 
     def programmer_fields(self) -> dict[str, str]:

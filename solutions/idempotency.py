@@ -10,10 +10,12 @@ If the work fails the claim is released, so nothing of a refused request stays b
 retry starts afresh. After a storage fault the release usually fails too (the server is out of
 reach): the claim then stays until it is stale, and the retry takes it over.
 
-The answer is stored journaled (``j: true``) before it is given: a server's journal is written
-in order, so once the answer is on disk so is every write it stands for (the solve, its counts,
-the orders), and a server killed right after we answer loses none of it. Writes acknowledged
-without the journal can vanish in a crash. One disk sync per request.
+The answer is stored journaled on a majority (``w: "majority", j: true``, `mongo.DURABLE`, as
+every write of the site is) before it is given: a server's journal is written in order, so once
+the answer is on disk so is every write it stands for (the solve, its counts, the orders), and a
+server killed, or a primary lost, right after we answer loses none of it. The database
+`mongo.get_db` gives writes so already; the answer's write names it too, as the one the whole
+request rests on.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.utils import timezone
-from pymongo import WriteConcern
 from pymongo.collection import Collection
 from pymongo.errors import DuplicateKeyError
 
@@ -39,7 +40,7 @@ from . import mongo
 STALE_CLAIM = dt.timedelta(seconds=10)
 PENDING = "pending"
 DONE = "done"
-JOURNALED = WriteConcern(j=True)
+JOURNALED = mongo.DURABLE  # what every write of the site is: majority, journaled
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,21 @@
 """Rate limits: how fast one programmer may guess a problem's answer, one client address may sign
-up, and one service token may write. Each is a fixed window counted in Django's cache (Redis in
-production, shared by every process; a per-process memory cache without REDIS_URL), so a limit
-costs one or two cache calls and no database write, and a refused call records nothing.
+up, one service token may write, and how many emails the account pages may send. Each is a
+fixed window counted in Django's cache (Redis in production, shared by every process), so a
+limit costs one or two cache calls and no database write, and a refused call records nothing.
+
+A call takes its place first and is refused when that place is past the limit (`limit_take`:
+one atomic increment), so calls arriving together can never get more than the limit between
+them (checking first and counting after the work let 19 of 30 concurrent wrong answers through
+a limit of 10). A call that turns out not to count (a right answer, a sign-up with errors, a
+mail another limit refused) gives its place back (`limit_give_back`).
 
 A fixed window lets a burst of up to twice the limit through across a window's edge; that is
-enough to stop guessing, sign-up loops and runaway judges, which is what these are for. A cache
-that is down counts nothing (`leaderboard_site.cache`): the site lets calls through rather than
-refuse everybody.
+enough to stop guessing, sign-up loops, mail bombs and runaway judges, which is what these are
+for. The limits fail closed: while Redis cannot be reached the cache counts in each process's
+memory instead (`leaderboard_site.cache`), so each process still limits by itself, rather than
+letting every call through. Without Redis at all (no REDIS_URL, for development) every process
+counts by itself, which is why `check --deploy` refuses a production site without a shared
+cache (`solutions.checks`).
 """
 
 from __future__ import annotations
@@ -26,6 +35,13 @@ class Limit:
     name: str
     allowed: int
     seconds: int
+
+
+@dataclass(frozen=True)
+class Taken:
+    """One call's place in its window (the window's counter), to give back."""
+
+    counter: str
 
 
 class Limited(Exception):
@@ -59,24 +75,43 @@ def _window(limit: Limit, key: str) -> tuple[str, int]:
     return f"limit:{limit.name}:{digest}:{start}", start + limit.seconds - now
 
 
-def limit_check(*, limit: Limit, key: str) -> None:
-    """Raise Limited when `key` has used up `limit` in this window (counts nothing)."""
-    name, left = _window(limit, key)
-    if (cache.get(name) or 0) >= limit.allowed:
+def _count_one(counter: str, seconds: int) -> int:
+    """Add one to the counter (made to last `seconds`) and return its new value: `add` makes
+    it, `incr` adds to it, each atomic in Redis and in the memory cache alike."""
+    if cache.add(counter, 1, seconds):
+        return 1
+    try:
+        return cache.incr(counter)
+    except ValueError:  # the window ended between the two calls: this is its first call
+        cache.add(counter, 1, seconds)
+        return 1
+
+
+def limit_take(*, limit: Limit, key: str) -> Taken:
+    """Take one place of `key` in this window, or raise Limited when it is past the limit (the
+    refused call's place is never used: the window's count only decides refusals)."""
+    counter, left = _window(limit, key)
+    if _count_one(counter, left + 1) > limit.allowed:
         raise Limited(limit, max(1, left))
+    return Taken(counter)
 
 
-def limit_count(*, limit: Limit, key: str) -> None:
-    """Count one call of `key` in this window."""
-    name, left = _window(limit, key)
-    if not cache.add(name, 1, left + 1):
-        try:
-            cache.incr(name)
-        except ValueError:  # the window ended between the two calls
-            cache.add(name, 1, left + 1)
+def limit_give_back(taken: Taken) -> None:
+    """Give back a place a call took but did not use (nothing when its window is over)."""
+    try:
+        cache.decr(taken.counter)
+    except ValueError:
+        pass
 
 
-def limit_hit(*, limit: Limit, key: str) -> None:
-    """Check, then count, one call of `key`: raise Limited past the limit (not counted then)."""
-    limit_check(limit=limit, key=key)
-    limit_count(limit=limit, key=key)
+def limit_take_all(hits: list[tuple[Limit, str]]) -> None:
+    """Take one place on each (limit, key), or none: when one is used up, give back the places
+    already taken and raise its Limited."""
+    taken: list[Taken] = []
+    try:
+        for limit, key in hits:
+            taken.append(limit_take(limit=limit, key=key))
+    except Limited:
+        for place in taken:
+            limit_give_back(place)
+        raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -13,7 +14,10 @@ from django.db.models.functions import Lower
 from django_countries.fields import CountryField
 
 from . import leaderboard
-from .rules import Scope, handle_validator
+from .rules import HANDLE_SKELETON_MAX_LENGTH, Scope, handle_skeleton, handle_validator
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
 MAX_PROBLEM_POINTS = 10_000
 
@@ -52,6 +56,22 @@ class ProgrammerQuerySet(models.QuerySet):
         lookup a handle (an import registers its lines' handles 500 at a time)."""
         return self.alias(key=handle_key()).filter(key__in=[h.lower() for h in handles])
 
+    def looking_like(self, handle: str) -> ProgrammerQuerySet:
+        """The programmers whose handle looks like `handle` without being it (``dem0`` for
+        ``demo``; see `rules.handle_skeleton`): an equality on the indexed skeleton."""
+        others = self.alias(key=handle_key()).exclude(key=handle.lower())
+        return others.filter(handle_skeleton=handle_skeleton(handle))
+
+
+class HandleSkeletonField(models.CharField):
+    """The skeleton of the row's handle (`rules.handle_skeleton`), worked out from the handle
+    whenever the row is written (created, saved or bulk-created), so the two never disagree."""
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> str:
+        skeleton = handle_skeleton(model_instance.handle)
+        setattr(model_instance, self.attname, skeleton)
+        return skeleton
+
 
 class Programmer(models.Model):
     """A person on the boards. Judges may register one before it has a user account."""
@@ -64,6 +84,11 @@ class Programmer(models.Model):
         related_name="programmer",
     )
     handle = models.CharField(max_length=32, validators=[handle_validator])
+    # What the handle reads as: a new handle that looks like another's is refused (one indexed
+    # equality). Not unique: judges' imports may hold look-alikes from before the rule.
+    handle_skeleton = HandleSkeletonField(
+        max_length=HANDLE_SKELETON_MAX_LENGTH, editable=False, db_index=True, default=""
+    )
     country = CountryField(blank=True, help_text="The country shown with a flag on the boards.")
     organization = models.CharField(max_length=100, blank=True)
     hidden = models.BooleanField(default=False, help_text="Left out of public boards.")
@@ -74,6 +99,9 @@ class Programmer(models.Model):
         blank=True, help_text="An address waiting for its confirmation link to be followed."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set when the account was deleted: the row stays, anonymous, for the solves log (see
+    # `account_services.account_delete`); its profile is gone for everybody.
+    deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = ProgrammerQuerySet.as_manager()
 
@@ -92,6 +120,14 @@ class Programmer(models.Model):
     def on_boards(self) -> bool:
         """Whether this programmer's solves show on public boards."""
         return not (self.hidden or self.banned)
+
+    def profile_shown_to(self, viewer: User | AnonymousUser) -> bool:
+        """Whether `viewer` may see this programmer's profile and activity: everybody when they
+        are on the boards; staff also when they are hidden (to judge whether to restore them);
+        nobody when they are banned or their account is deleted."""
+        if self.banned or self.deleted_at is not None:
+            return False
+        return not self.hidden or viewer.is_staff
 
     def group_scopes(self) -> list[str]:
         """The filtered views of every board this programmer belongs to."""

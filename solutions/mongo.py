@@ -5,8 +5,9 @@ Collections:
 - ``solves``: the first accepted solve of each (programmer, problem); a unique key makes it count
   once. The source of truth: every board can be rebuilt from it.
 - the engine's collections (``entries.<board>``, ``orders``, ``order_sets``, ``appliers``,
-  ``group_names``): see `leaderboard.entries`, `.orders` and `.applier`, which alone name them;
-  `entries` declares the boards' indexes (`board_indexes_declare`).
+  ``group_names``): see `leaderboard.entries`, `.orders` and `.applier`, which alone name them.
+  Entries are read by `_id` alone: the index of the seed's query (``keys.$**``), which only
+  `rebuild_boards --verify` reads, is made for the length of that check (`indexes_for_a_while`).
 - ``problem_stats``: one document per problem, its solver count and its first and latest
   solvers, kept beside the log (see `solvers`, which alone names its fields).
 - ``requests``: API idempotency keys and their first answers.
@@ -29,18 +30,22 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
+from urllib.parse import parse_qsl, urlsplit
 
 import pymongo
 from django.conf import settings
-from pymongo import ASCENDING, DESCENDING, IndexModel, MongoClient
+from pymongo import ASCENDING, DESCENDING, IndexModel, MongoClient, ReadPreference, WriteConcern
 from pymongo.collection import Collection
 from pymongo.database import Database
 from pymongo.errors import (
     AutoReconnect,
     BulkWriteError,
     ClientBulkWriteException,
+    ConnectionFailure,
+    ExecutionTimeout,
     OperationFailure,
     PyMongoError,
+    WriteConcernError,
 )
 
 logger = logging.getLogger(__name__)
@@ -60,25 +65,56 @@ def get_client() -> MongoClient:
     global _client, _client_pid, _client_made
     with _lock:
         if _client is None or _client_pid != os.getpid():
-            _client = MongoClient(
-                settings.MONGODB_URI,
-                tz_aware=True,
-                connect=False,
-                serverSelectionTimeoutMS=settings.MONGODB_SERVER_TIMEOUT_MS,
-                # Patient, the heartbeat waits too: the embedded server answers no heartbeat
-                # while it reads a million ids (67 s), and a heartbeat that times out makes
-                # the driver cancel the read in flight (it did, after 18 s).
-                connectTimeoutMS=None if _patient else settings.MONGODB_SERVER_TIMEOUT_MS,
-                socketTimeoutMS=None if _patient else settings.MONGODB_SOCKET_TIMEOUT_MS,
-                # A write that lost its connection fails (503) instead of being sent again:
-                # sent again, it could reach a restarted server that lost what the request
-                # wrote before it (see `one_server_life`).
-                retryWrites=False,
-                heartbeatFrequencyMS=HEARTBEAT_MS,
-            )
+            _client = client_create(settings.MONGODB_URI, patient=_patient)
             _client_pid, _client_made = os.getpid(), True
             _indexes_ready.clear()
         return _client
+
+
+# What the site acknowledges (a 201, a form's "accepted") is on a majority of the replica set's
+# members and in their journals: a failover or a killed server cannot take it back. Stated here,
+# not left to the server's default (w: 1 before MongoDB 5.0, and w: 1 still on a replica set with
+# an arbiter). A standalone server (the embedded one) takes "majority" as itself.
+DURABLE = WriteConcern(w="majority", j=True)
+
+
+def client_create(uri: str, *, patient: bool = False) -> MongoClient:
+    """A client as the site uses one: writes `DURABLE`, answers within seconds (unless
+    `patient`), and no retryable writes unless the URI asks for them (see `client_options`)."""
+    return MongoClient(uri, **client_options(uri, patient=patient))
+
+
+def client_options(uri: str, *, patient: bool = False) -> dict:
+    """The options the site sets on its client, over what the URI says: `DURABLE` (the URI's
+    `w` and `journal` give way to it), its timeouts, and `retryWrites=false` unless the URI
+    names `retryWrites` itself. Without the driver's retry a write that lost its connection
+    fails (503) and the client's retry of the whole request finishes it (every write is
+    idempotent), which is all the embedded server can afford: it keeps retryable writes at a
+    cost that grows to 10 ms a write command (`tools/embedded_mongo.py`). On a replica set an
+    operator may turn them on in the URI: with `DURABLE` writes a retried one is safe (the
+    server knows it did it once; what the request wrote before is on a majority)."""
+    options = {
+        "tz_aware": True,
+        "connect": False,
+        "w": DURABLE.document["w"],
+        "journal": DURABLE.document["j"],
+        "serverSelectionTimeoutMS": settings.MONGODB_SERVER_TIMEOUT_MS,
+        # Patient, the heartbeat waits too: the embedded server answers no heartbeat while it
+        # reads a million ids (67 s), and a heartbeat that times out makes the driver cancel the
+        # read in flight (it did, after 18 s).
+        "connectTimeoutMS": None if patient else settings.MONGODB_SERVER_TIMEOUT_MS,
+        "socketTimeoutMS": None if patient else settings.MONGODB_SOCKET_TIMEOUT_MS,
+        "heartbeatFrequencyMS": HEARTBEAT_MS,
+    }
+    if "retrywrites" not in uri_option_names(uri):
+        options["retryWrites"] = False
+    return options
+
+
+def uri_option_names(uri: str) -> set[str]:
+    """The names of the options a connection string sets, lower-cased (as MongoDB reads them)."""
+    query = urlsplit(uri).query
+    return {name.lower() for name, _value in parse_qsl(query.replace(";", "&"))}
 
 
 def set_client(client: MongoClient | None) -> None:
@@ -122,8 +158,46 @@ def cleanup(write: Callable[[], object]) -> None:
         pass
 
 
+# Server error codes that pass (pymongo's list for retryable writes): a primary stepping down or
+# shutting down, a host out of reach, a network timeout, a time limit, a majority read not yet
+# available. pymongo raises most as NotPrimaryError; a bulk or a command may report them bare.
+TRANSIENT_CODES = frozenset(
+    {6, 7, 89, 91, 134, 189, 262, 9001, 10058, 10107, 11600, 11602, 13435, 13436}
+)
+# Labels the server or pymongo puts on an error that a retry may not meet.
+TRANSIENT_LABELS = ("RetryableWriteError", "TransientTransactionError")
+
+
+def is_transient(error: BaseException) -> bool:
+    """Whether `error` is a fault of the storage that passes: the server out of reach or
+    changing primary, a write not confirmed by a majority in time (a `WriteConcernError`, e.g.
+    `wtimeout`), a time limit, or any error labelled transient. Requests answer it 503
+    `storage_unavailable` with Retry-After, and a retry with the same id finishes the work
+    (every write is idempotent); anything else (a duplicate key, a bad command) is a bug."""
+    if isinstance(error, (ConnectionFailure, WriteConcernError, ExecutionTimeout)):
+        return True
+    if isinstance(error, BulkWriteError):
+        details = error.details or {}
+        return bool(details.get("writeConcernErrors")) and not details.get("writeErrors")
+    if isinstance(error, ClientBulkWriteException):
+        if error.error is not None:
+            return is_transient(error.error)
+        return bool(error.write_concern_errors) and not error.write_errors
+    if not isinstance(error, PyMongoError):
+        return False
+    if error.timeout or any(error.has_error_label(label) for label in TRANSIENT_LABELS):
+        return True
+    return isinstance(error, OperationFailure) and error.code in TRANSIENT_CODES
+
+
 def _database() -> Database:
-    return get_client()[settings.MONGODB_DB]
+    """The site's database: writes `DURABLE` and reads from the primary whatever the client
+    or its URI says (a `readPreference` meant for other programs). What decides whether a
+    solve is placed, and the engine's own state (leases, journals, orders), must be read as
+    the last acknowledged write left it, never from a secondary that lags behind."""
+    return get_client().get_database(
+        settings.MONGODB_DB, read_preference=ReadPreference.PRIMARY, write_concern=DURABLE
+    )
 
 
 def get_db() -> Database:
@@ -255,6 +329,9 @@ def fixed_indexes() -> dict[str, list[IndexModel]]:
             # The moves of problem counts a crash left unfinished (see `solvers`): only solves
             # with a move under way have the field.
             IndexModel([("problem_move_at", ASCENDING)], sparse=True),
+            # The held solves, which the release walks every minute (see `holds`): only they
+            # have the field, and only while a competition is frozen or just ended.
+            IndexModel([("held_until", ASCENDING)], sparse=True),
         ],
     }
 
@@ -352,6 +429,27 @@ def indexes_set_aside(collection: Collection) -> list[IndexModel]:
 
 
 INDEX_BUILD_SECONDS = 3600  # over millions of documents the embedded server takes minutes
+
+
+@contextlib.contextmanager
+def indexes_for_a_while(declared: dict[str, list[IndexModel]]) -> Iterator[list[str]]:
+    """These indexes for the length of the block, for a command that reads what no request
+    does: those missing are built (however long it takes) and dropped after it, so that writes
+    pay for them only meanwhile; one that was there before stays. Yields the names of those
+    built, `collection.index`."""
+    db, built = _database(), []
+    try:
+        with pymongo.timeout(INDEX_BUILD_SECONDS):
+            for name, models in declared.items():
+                there = set(db[name].index_information())
+                for model in models:
+                    if model.document["name"] not in there:
+                        db[name].create_indexes([model])
+                        built.append((name, model.document["name"]))
+        yield [f"{name}.{index}" for name, index in built]
+    finally:
+        for name, index in built:
+            db[name].drop_index(index)
 
 
 def indexes_restore(collection: Collection, models: list[IndexModel]) -> None:

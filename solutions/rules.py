@@ -2,7 +2,9 @@
 import them from here, so a handle the admin accepts is a handle a judge may report.
 
 - A **handle** is a programmer's public name: 1 to 32 letters, digits, ``_`` or ``-``, unique
-  without regard to case.
+  without regard to case. A new handle must also not *look like* another programmer's: its
+  skeleton (`handle_skeleton`) must differ from theirs, so nobody signs up as ``dem0`` beside
+  ``demo`` or ``CaseUserl`` beside ``CaseUser1``.
 - A **slug** names a problem, a board or a competition in URLs: Django's slug alphabet (letters of
   either case, digits, ``_`` and ``-``), 1 to 64 characters for problems.
 - A **scope** is the group a board is filtered to: everybody, a country (ISO 3166 alpha-2, upper
@@ -28,6 +30,35 @@ HANDLE_MESSAGE = "Use 1 to 32 letters, digits, underscores or hyphens."
 handle_validator = RegexValidator(
     rf"\A{HANDLE_CHARACTERS}{{1,{HANDLE_MAX_LENGTH}}}\Z", HANDLE_MESSAGE
 )
+
+# What each character of a handle (lower case) reads as, after Unicode TR39's skeletons
+# ("confusables.txt"), cut down to the handle alphabet: a digit that passes for a letter is that
+# letter, and a letter that passes for two (TR39's m -> rn, w -> vv, d -> cl) is those two, so
+# "rn" and "m" have one skeleton. TR39 compares case-sensitively and maps I to l; handles are
+# unique without case, so i (the same handle as I) maps to l as well. Every character a mapping
+# gives maps to itself, so a skeleton's skeleton is itself. (The libraries on PyPI flag mixed
+# scripts, as confusable_homoglyphs does, or compare two strings, as confusables does: handles
+# are ASCII, and a check against every programmer needs a key to index, which this table gives.)
+HANDLE_LOOK_ALIKES = {
+    "0": "o",
+    "1": "l",
+    "i": "l",
+    "2": "z",
+    "5": "s",
+    "8": "b",
+    "m": "rn",
+    "w": "vv",
+    "d": "cl",
+}
+HANDLE_SKELETON_MAX_LENGTH = 2 * HANDLE_MAX_LENGTH  # every character gives at most two
+_LOOK_ALIKES = str.maketrans(HANDLE_LOOK_ALIKES)
+
+
+def handle_skeleton(handle: str) -> str:
+    """What a handle reads as: two handles with one skeleton look alike (``dem0`` and ``demo``
+    are both ``clerno``; ``CaseUser1``, ``CaseUserl`` and ``caseuserI`` are ``caseuserl``)."""
+    return handle.lower().translate(_LOOK_ALIKES)
+
 
 PROBLEM_SLUG_MAX_LENGTH = 64
 SLUG_CHARACTERS = "[-a-zA-Z0-9_]"  # exactly Django's SlugField alphabet

@@ -7,13 +7,15 @@ import math
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import QuerySet
+from django.db.models.functions import Lower
 from django_countries.fields import Country
 from pymongo import DESCENDING
 
-from . import leaderboard, mongo, solvers
+from . import holds, leaderboard, mongo, solvers
 from .leaderboard import days_kept, entries, groups, orders, reading, sets, streaks
 from .models import Board, Problem, Programmer, handle_key
 from .services import today
@@ -169,6 +171,37 @@ def programmer_by_handle(handle: str) -> Programmer | None:
     return Programmer.objects.handle_is(handle).first()
 
 
+def programmer_profile_for(*, handle: str, viewer: User | AnonymousUser) -> Programmer | None:
+    """The programmer whose profile and activity `viewer` may see under this handle (None: a
+    404), see `Programmer.profile_shown_to`."""
+    programmer = programmer_by_handle(handle)
+    if programmer is None or not programmer.profile_shown_to(viewer):
+        return None
+    return programmer
+
+
+def users_logging_in_as(handle: str) -> QuerySet[User]:
+    """The users whose login name is `handle` in any case: an equality on LOWER(username), which
+    the index of migration 0009 serves (``username__iexact`` is a scan of the users table)."""
+    return User.objects.alias(key=Lower("username")).filter(key=handle.lower())
+
+
+def user_logging_in_as(name: str) -> User | None:
+    """The account a login names. A handle is a login name, and handles are unique without
+    case (sign-up refuses a handle that is somebody's login name in any case), so any case of
+    one names its account: the user with exactly this username, else the user of the programmer
+    whose handle it is (`Programmer.objects.handle_is`), else the one user whose username it is
+    in any case (staff without a programmer). Each is one indexed equality."""
+    exact = User.objects.filter(username=name).first()
+    if exact is not None:
+        return exact
+    programmer = Programmer.objects.handle_is(name).select_related("user").first()
+    if programmer is not None and programmer.user is not None:
+        return programmer.user
+    found = list(users_logging_in_as(name)[:2])
+    return found[0] if len(found) == 1 else None
+
+
 def programmer_standing(
     *, board: Board, programmer: Programmer, day: int | None = None, scope: str = ""
 ) -> Standing:
@@ -276,11 +309,15 @@ def _forecast_days(board: Board, days: int) -> list[int]:
     return [now_day + offset for offset in range(1, min(days, board.spec.span) + 1)]
 
 
-def programmer_solved_problems(*, programmer: Programmer) -> list[dict]:
-    """The problems a programmer solved, newest first."""
+def programmer_solved_problems(*, programmer: Programmer, held: bool = False) -> list[dict]:
+    """The problems a programmer solved, newest first: the solves the boards count, and with
+    `held` the held ones too (see `holds`: for staff, and for the programmer's own eyes)."""
     return list(
         mongo.solves()
-        .find({"programmer_id": programmer.pk}, {"problem": 1, "solved_at": 1})
+        .find(
+            {"programmer_id": programmer.pk, **({} if held else holds.SHOWN)},
+            {"problem": 1, "solved_at": 1, holds.HELD_UNTIL: 1},
+        )
         .sort("solved_at", DESCENDING)
     )
 
@@ -658,6 +695,7 @@ class SolvedProblem:
     title: str
     published: bool
     solved_at: dt.datetime
+    held_until: dt.datetime | None = None  # held off the public pages until then (staff see it)
 
 
 @dataclass(frozen=True)
@@ -698,9 +736,12 @@ def programmer_year(*, programmer: Programmer, solves: list[dict] | None = None)
     streaks. From their own solves in the log (`solves`, when the caller read them already):
     one read by the log's unique key, whose first field is the programmer, so its cost is their
     history alone, never the number of programmers. The longest streak needs every solve day
-    ever, which only the log keeps (the boards' entries drop days past their windows)."""
+    ever, which only the log keeps (the boards' entries drop days past their windows). Held
+    solves are left out when it reads them (see `holds`)."""
     if solves is None:
-        solves = list(mongo.solves().find({"programmer_id": programmer.pk}, {"solved_at": 1}))
+        solves = list(
+            mongo.solves().find({"programmer_id": programmer.pk, **holds.SHOWN}, {"solved_at": 1})
+        )
     every_day = streaks.solve_days(
         (solve["solved_at"] for solve in solves), settings.LEADERBOARD_TIME_ZONE
     )
@@ -741,17 +782,18 @@ def forecast_horizon(board: Board) -> int:
     return max(0, min(window.end(now_day) - now_day, FORECAST_HORIZON_DAYS))
 
 
-def programmer_profile(*, programmer: Programmer) -> Profile:
+def programmer_profile(*, programmer: Programmer, held: bool = False) -> Profile:
     """What the profile page shows: rank, score, total and percentile on every visible board
     (from the one rank selector), the coming week's forecast on rolling boards, the problems
-    solved, newest first, and the year of solving (from the same read of their solves)."""
+    solved, newest first, and the year of solving (from the same read of their solves). Held
+    solves (see `holds`) show in those two only with `held` (to staff), marked."""
     standings = []
     for board in boards_visible():
         days = forecast_horizon(board)
         found = programmer_around(board=board, programmer=programmer, around=0, forecast_days=days)
         table = found.forecast[:PROFILE_FORECAST_DAYS] if board.is_rolling else []
         standings.append(BoardStanding(found.standing, forecast=table, coming=found.forecast))
-    solves = programmer_solved_problems(programmer=programmer)
+    solves = programmer_solved_problems(programmer=programmer, held=held)
     problems = Problem.objects.in_bulk([solve["problem"] for solve in solves], field_name="slug")
     solved = []
     for solve in solves:
@@ -762,6 +804,7 @@ def programmer_profile(*, programmer: Programmer) -> Profile:
                 title=problem.title if problem else solve["problem"],
                 published=bool(problem and problem.published),
                 solved_at=solve["solved_at"],
+                held_until=solve.get(holds.HELD_UNTIL),
             )
         )
     year = programmer_year(programmer=programmer, solves=solves)

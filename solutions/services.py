@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from . import leaderboard, limits, mongo, rules, solvers
+from . import holds, leaderboard, limits, mongo, rules, solvers
 from .leaderboard import applier, entries, orders, rebuild
 from .leaderboard.entries import from_solves
 from .live import boards_touch
@@ -37,6 +37,11 @@ class SubmissionRefused(ValueError):
     """An attempt the site does not take (a banned programmer; competitions add their own)."""
 
 
+class HandleLooksTaken(ValidationError):
+    """A new handle that looks like another programmer's (`rules.handle_skeleton`), whose
+    handle is ``params["looks_like"]``."""
+
+
 def today() -> int:
     """Today's epoch day in the leaderboard time zone."""
     return leaderboard.epoch_day(timezone.now(), settings.LEADERBOARD_TIME_ZONE)
@@ -52,10 +57,12 @@ def solve_day(solved_at: dt.datetime) -> int:
 def programmer_create(
     *, user: AbstractBaseUser | None, handle: str, country: str = "", organization: str = ""
 ) -> Programmer:
-    """A new programmer. Raises ValidationError for a bad or taken handle."""
+    """A new programmer. Raises ValidationError for a bad or taken handle, HandleLooksTaken
+    for one that looks like a taken one."""
     handle_validator(handle)
     if Programmer.objects.handle_is(handle).exists():
         raise ValidationError("That handle is taken.", code="taken")
+    handle_check_unlike_others(handle)
     try:
         with transaction.atomic():
             return Programmer.objects.create(
@@ -66,16 +73,33 @@ def programmer_create(
 
 
 def programmer_get_or_register(*, handle: str) -> Programmer:
-    """The programmer with this handle (any case), registered on first use by a judge."""
+    """The programmer with this handle (any case), registered on first use by a judge. A new
+    handle that looks like a taken one is refused (HandleLooksTaken): the judge meant that
+    programmer, or the handle would pass for theirs on every board."""
     handle_validator(handle)
     existing = Programmer.objects.handle_is(handle).first()
     if existing:
         return existing
+    handle_check_unlike_others(handle)
     try:
         with transaction.atomic():
             return Programmer.objects.create(handle=handle)
     except IntegrityError:
         return Programmer.objects.handle_is(handle).get()
+
+
+def handle_check_unlike_others(handle: str) -> None:
+    """Raise HandleLooksTaken when a new handle looks like another programmer's (one indexed
+    equality). Two look-alikes signing up in the same instant may both pass: the rule keeps
+    impostors off, it is not what the boards' correctness rests on."""
+    looks_like = Programmer.objects.looking_like(handle).values_list("handle", flat=True).first()
+    if looks_like is not None:
+        raise HandleLooksTaken(
+            "That handle looks like %(looks_like)s, which is taken: pick one that reads "
+            "differently.",
+            code="looks_taken",
+            params={"looks_like": looks_like},
+        )
 
 
 def problem_get_or_register(*, slug: str) -> Problem:
@@ -174,27 +198,38 @@ def answer_submit(
 
     Guessing is limited: past `wrong_per_minute` wrong answers to this problem in a minute (the
     site's ANSWER_WRONG_PER_MINUTE unless a competition sets its own) it raises
-    `limits.Limited` and records nothing, right answer or not."""
-    limit = limits.wrong_answers(wrong_per_minute)
-    guesser = f"{programmer.pk}:{problem.pk}"
-    limits.limit_check(limit=limit, key=guesser)
-    verdict = submission_record(
-        programmer=programmer,
-        problem=problem,
-        accepted=problem.accepts(answer),
-        answer=answer,
-        competitions=competitions,
+    `limits.Limited` and records nothing, right answer or not. Each answer takes its place in
+    the minute before it is judged (one atomic increment), so answers sent all at once cannot
+    pass the limit together; a right answer, or one that is not recorded, gives its place back:
+    only wrong answers count."""
+    taken = limits.limit_take(
+        limit=limits.wrong_answers(wrong_per_minute), key=f"{programmer.pk}:{problem.pk}"
     )
-    if not verdict.accepted:
-        limits.limit_count(limit=limit, key=guesser)
+    try:
+        verdict = submission_record(
+            programmer=programmer,
+            problem=problem,
+            accepted=problem.accepts(answer),
+            answer=answer,
+            competitions=competitions,
+        )
+    except BaseException:
+        limits.limit_give_back(taken)
+        raise
+    if verdict.accepted:
+        limits.limit_give_back(taken)
     return verdict
 
 
 def _submission_insert(submission: dict, key: str | None):
-    """Insert the attempt and return its id; with a `key`, only the first time that key comes."""
+    """Insert the attempt and return its id; with a `key`, only the first time that key comes.
+    The upsert's filter names the programmer, the collection's shard key on a sharded cluster
+    (which must find an upsert's shard from its filter); a key comes with one body, so with one
+    programmer (`idempotency`)."""
     if key is None:
         return mongo.submissions().insert_one(submission).inserted_id
-    mongo.submissions().update_one({"_id": key}, {"$setOnInsert": submission}, upsert=True)
+    first_time = {"_id": key, "programmer_id": submission["programmer_id"]}
+    mongo.submissions().update_one(first_time, {"$setOnInsert": submission}, upsert=True)
     return key
 
 
@@ -237,6 +272,9 @@ def solve_record(
     Whoever meets a logged solve that is not applied yet (a retry after a fault, a second report
     of the same solve, the repair task) finishes it before answering. Returns whether this call,
     or the request `request` it retries, logged the solve first: a repeat counts nothing.
+
+    A solve in a hold window of its problem (a frozen competition's) is logged held, already
+    applied and outside its problem's count: it counts when released (see `holds`).
     """
     solve_check_time(solved_at)
     solve = {
@@ -248,7 +286,9 @@ def solve_record(
         "request": request or secrets.token_hex(12),
         "logged_at": timezone.now(),
     }
-    if programmer.on_boards:
+    if (held_until := holds.held_until(problem=problem.slug, solved_at=solved_at)) is not None:
+        solve |= {holds.HELD_UNTIL: held_until, "applied": True}  # nothing to count until then
+    elif programmer.on_boards:
         solve |= solvers.move_new(add=True)  # logged with its move into the problem's count
     try:
         mongo.solves().insert_one(solve)
@@ -292,7 +332,9 @@ def solve_apply(solve: dict, programmer: Programmer) -> None:
     """Count a logged solve on every board (each count is idempotent by the solve's id), then
     bring the boards' orders along (all boards at once); the batch that moves them marks the
     solve applied (`orders_moved`). First its problem's count (`solvers`), so an applied solve
-    is counted there too."""
+    is counted there too. A held solve counts nothing until it is released (`holds`)."""
+    if holds.is_held(solve):
+        return
     solvers.move_finish(solve)
     if programmer.on_boards:
         now_day = today()
@@ -368,8 +410,11 @@ def programmer_set_visibility(
 
 
 def _solves_of(programmer: Programmer) -> list[dict]:
+    """A programmer's solves the boards count (not the held ones)."""
     return list(
-        mongo.solves().find({"programmer_id": programmer.pk}, {"points": 1, "solved_at": 1})
+        mongo.solves().find(
+            {"programmer_id": programmer.pk, **holds.SHOWN}, {"points": 1, "solved_at": 1}
+        )
     )
 
 
@@ -419,7 +464,41 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
     # Whatever a crash left pending, on every board, and the days every board keeps.
     applier.orders_catch_up(boards=_windows(Board.objects.all()))
     solvers.moves_repair(older_than=older_than)  # and in the problems' solver counts
+    solves_release()  # and the held solves whose hold is over, if nothing released them yet
     return len(programmer_ids)
+
+
+def solves_release() -> int:
+    """Count the held solves that no window holds any more (see `holds`): the competition ended,
+    early or not. Returns how many were released.
+
+    Each programmer's released solves leave the hold (unapplied, so the repair task finishes
+    them after a crash), then their entries are recomputed from the log with them (counted on
+    their own days, however late) and they join their problems' counts: exactly once, whoever
+    else releases them at the same time. A solve still held whose window's end moved (staff
+    moved the competition's end) keeps the new end."""
+    fields = {"programmer_id": 1, "problem": 1, "solved_at": 1, holds.HELD_UNTIL: 1}
+    held = list(mongo.solves().find(holds.HELD, fields))
+    until = holds.still_held(held) if held else {}
+    released: dict[int, list] = defaultdict(list)
+    for solve in held:
+        end = until.get(solve["_id"])
+        if end is None:
+            released[solve["programmer_id"]].append(solve["_id"])
+        elif end != solve[holds.HELD_UNTIL]:
+            moved = {"_id": solve["_id"], **holds.HELD}
+            mongo.solves().update_one(moved, {"$set": {holds.HELD_UNTIL: end}})
+    count = 0
+    for programmer in Programmer.objects.filter(pk__in=released):
+        ids = {"_id": {"$in": released[programmer.pk]}}
+        freed = mongo.solves().update_many(
+            {**ids, **holds.HELD}, {"$unset": {holds.HELD_UNTIL: ""}, "$set": {"applied": False}}
+        )
+        if freed.modified_count:
+            programmer_refresh_boards(programmer=programmer)
+            mongo.solves().update_many({**ids, "applied": False}, {"$set": {"applied": True}})
+            count += freed.modified_count
+    return count
 
 
 # --- rebuilds --------------------------------------------------------------------------------
@@ -497,10 +576,13 @@ def boards_rebuild(
     counting = [(board.spec, board.value_of) for board in boards]
     progress.phase("entries", mongo.solves().estimated_document_count(), "solves")
     for programmer, logged in _log_by_programmer():
+        shown = [solve for solve in logged if not holds.is_held(solve)]
         if stats is not None:
-            stats.add(logged, counted=programmer.on_boards)
+            stats.add(shown, counted=programmer.on_boards)
+            if len(shown) < len(logged):  # held solves are in no count until released
+                stats.add([s for s in logged if holds.is_held(s)], counted=False)
         # None for those off the boards (hidden, banned): a rebuild removes their entries.
-        solves = logged if programmer.on_boards else []
+        solves = shown if programmer.on_boards else []
         who = _identity(programmer)
         solve_ids = [str(s["_id"]) for s in solves]
         for (window, value_of), build in zip(counting, builds, strict=True):

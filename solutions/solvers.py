@@ -34,6 +34,10 @@ by `rebuild_boards`).
 Hiding a programmer moves each of their solves out ("-"), and their return moves them back in:
 `programmer_sync` brings every solve of one programmer to where their visibility says, so its cost
 is that programmer's solves, never the number of programmers.
+
+A held solve (see `holds`: a frozen competition's problem) is in no count: it is logged without a
+move, the syncs and the recount leave it out, and its release syncs its programmer, which moves
+it in.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from bson import ObjectId
 from django.utils import timezone
 from pymongo.errors import DuplicateKeyError
 
-from . import mongo
+from . import holds, mongo
 
 SOLVERS_KEPT = 20  # kept in each list of a problem's document
 SOLVERS_SHOWN = 10  # shown on a problem's page
@@ -138,13 +142,19 @@ def move_start(solve: dict, *, add: bool) -> bool:
     return True
 
 
-MOVE_FIELDS = {"problem": 1, "programmer_id": 1, "solved_at": 1, "problem_counted": 1}
+MOVE_FIELDS = {
+    "problem": 1,
+    "programmer_id": 1,
+    "solved_at": 1,
+    "problem_counted": 1,
+    holds.HELD_UNTIL: 1,
+}
 
 
 def programmer_sync(*, programmer_id: int, counted: bool) -> int:
     """Bring every solve of one programmer into their problems' counts (`counted`: they are on
-    the boards) or out of them, finishing any move under way first. One read of their solves,
-    and three writes for each solve that moves. Returns how many moved."""
+    the boards) or out of them, finishing any move under way first; a held solve stays out. One
+    read of their solves, and three writes for each solve that moves. Returns how many moved."""
     moved = 0
     solves = mongo.solves().find(
         {"programmer_id": programmer_id}, {**MOVE_FIELDS, "problem_move": 1}
@@ -153,8 +163,9 @@ def programmer_sync(*, programmer_id: int, counted: bool) -> int:
         if solve.get("problem_move"):
             move_finish(solve)
             solve["problem_counted"] = solve["problem_move"].startswith(ADD)
-        if bool(solve.get("problem_counted")) != counted:
-            moved += move_start(solve, add=counted)
+        wanted = counted and not holds.is_held(solve)
+        if bool(solve.get("problem_counted")) != wanted:
+            moved += move_start(solve, add=wanted)
     return moved
 
 

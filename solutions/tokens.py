@@ -4,7 +4,9 @@
   revoked, and stored only as a SHA-256 hash: the token has 256 bits of entropy, so a fast hash is
   enough (a slow password hash protects guessable secrets, which these are not).
 - **Access tokens** let a programmer's app read their own standing. They are signed (not stored)
-  with the site's SECRET_KEY, carry their expiry, and live for an hour.
+  with the site's SECRET_KEY, carry their expiry, and live for an hour. Each also carries a
+  keyed hash of the account's password hash (`_password_stamp`, like Django's sessions and
+  reset links): a new password, changed or reset, ends every token made before it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from .models import ServiceToken
 
@@ -68,20 +71,27 @@ class AccessToken:
     expires_at: dt.datetime
 
 
+def _password_stamp(user: AbstractBaseUser) -> str:
+    """A keyed hash of the user's password hash: it changes with the password, and tells
+    nothing of it (the token's payload is signed, not hidden)."""
+    return salted_hmac(ACCESS_TOKEN_SALT, user.password, algorithm="sha256").hexdigest()[:32]
+
+
 def access_token_issue(*, user: AbstractBaseUser) -> AccessToken:
-    """A signed token for `user` that expires in ACCESS_TOKEN_LIFETIME."""
+    """A signed token for `user` that expires in ACCESS_TOKEN_LIFETIME, or with their password."""
     expires_at = (timezone.now() + ACCESS_TOKEN_LIFETIME).replace(microsecond=0)
-    token = signing.dumps(
-        {"uid": user.pk, "exp": int(expires_at.timestamp())}, salt=ACCESS_TOKEN_SALT
-    )
+    claims = {"uid": user.pk, "exp": int(expires_at.timestamp()), "pw": _password_stamp(user)}
+    token = signing.dumps(claims, salt=ACCESS_TOKEN_SALT)
     return AccessToken(token=token, expires_at=expires_at)
 
 
 def access_token_user(*, token: str) -> AbstractBaseUser | None:
-    """The active user an unexpired access token was issued to; None for anything else.
+    """The active user an unexpired access token was issued to, if their password is still the
+    one it was issued under; None for anything else.
 
     Two locks on the expiry: the signature's own timestamp (max_age), and the `exp` the token
-    carries, which must be there. A token signed without either is refused.
+    carries, which must be there. A token signed without either is refused, and so is one
+    without the password stamp.
     """
     if not token or len(token) > MAX_TOKEN_LENGTH:
         return None
@@ -95,9 +105,12 @@ def access_token_user(*, token: str) -> AbstractBaseUser | None:
         return None
     if not isinstance(payload, dict):
         return None
-    expires, uid = payload.get("exp"), payload.get("uid")
-    if type(expires) is not int or type(uid) is not int:
+    expires, uid, stamp = payload.get("exp"), payload.get("uid"), payload.get("pw")
+    if type(expires) is not int or type(uid) is not int or type(stamp) is not str:
         return None
     if expires <= timezone.now().timestamp():
         return None
-    return get_user_model().objects.filter(pk=uid, is_active=True).first()
+    user = get_user_model().objects.filter(pk=uid, is_active=True).first()
+    if user is None or not constant_time_compare(stamp, _password_stamp(user)):
+        return None
+    return user

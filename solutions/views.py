@@ -51,10 +51,11 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
     form = SignupForm(request.POST if request.method == "POST" else None)
-    address = get_client_ip_address(request) or ""
+    taken = None
     if request.method == "POST":
         try:  # before the form is checked: a loop of sign-ups costs no password hashing
-            limits.limit_check(limit=limits.signups(), key=address)
+            address = get_client_ip_address(request) or ""
+            taken = limits.limit_take(limit=limits.signups(), key=address)
         except limits.Limited as over:
             return _too_many(request, "registration/signup.html", {"form": form}, over)
     if form.is_valid():
@@ -66,10 +67,11 @@ def signup(request: HttpRequest) -> HttpResponse:
         except ValidationError as error:
             form.add_error("username", error)  # the handle field (see SignupForm)
         else:
-            limits.limit_count(limit=limits.signups(), key=address)
             login(request, user)
             messages.success(request, f"Welcome, {programmer.handle}! Pick a problem to solve.")
             return redirect("problems")
+    if taken is not None:  # only the sign-ups that made an account count
+        limits.limit_give_back(taken)
     status = 400 if form.errors else 200  # like the answer form: a refused form is a 400
     return render(request, "registration/signup.html", {"form": form}, status=status)
 
@@ -203,14 +205,14 @@ def _board_response(request: HttpRequest, board: Board, fragment: bool) -> HttpR
 @condition(etag_func=etags.profile_etag)
 def profile(request: HttpRequest, handle: str, fragment: bool = False) -> HttpResponse:
     """A programmer's profile, or (`fragment`) just its live part: standings and charts. The
-    apps built on `solutions` add their parts (charts, follow button) with template tags."""
-    programmer = etags.request_memo(
-        request, ("programmer", handle), lambda: selectors.programmer_by_handle(handle)
-    )
+    apps built on `solutions` add their parts (charts, follow button) with template tags. A
+    banned or deleted programmer has none; a hidden one's is for staff only. Staff also see the
+    held solves (see `holds`), marked."""
+    programmer = etags.profile_of(request, handle)
     if programmer is None:
         raise Http404("No programmer has that handle.")
     context = {
-        "profile": selectors.programmer_profile(programmer=programmer),
+        "profile": selectors.programmer_profile(programmer=programmer, held=request.user.is_staff),
         "live_url": reverse("profile_live", args=[programmer.handle]),
         "live_etag": quote_etag(etags.profile_etag(request, programmer.handle, fragment=True)),
     }
@@ -222,11 +224,11 @@ def profile(request: HttpRequest, handle: str, fragment: bool = False) -> HttpRe
 
 
 def _solved_slugs(programmer: Programmer | None) -> set[str]:
+    """What the viewer solved, for their own marks: a held solve too (they know their answer)."""
     if programmer is None:
         return set()
-    return {
-        solve["problem"] for solve in selectors.programmer_solved_problems(programmer=programmer)
-    }
+    solves = selectors.programmer_solved_problems(programmer=programmer, held=True)
+    return {solve["problem"] for solve in solves}
 
 
 def _say_verdict(request: HttpRequest, verdict: services.Verdict) -> None:

@@ -39,15 +39,16 @@ def link_in(message) -> str:
     return path
 
 
-def ask_for_email(client: Client, email: str):
-    return client.post("/account/email/", {"email": email})
+def ask_for_email(client: Client, email: str, password: str = PASSWORD):
+    return client.post("/account/email/", {"email": email, "current_password": password})
 
 
 def confirmed(programmer: Programmer, email: str) -> None:
     """Alice adds an address and follows the link mailed to it."""
     client = signed_in(programmer)
     assert ask_for_email(client, email).status_code == 302
-    assert client.post(link_in(mail.outbox[-1])).status_code == 302
+    [to_confirm] = [message for message in mail.outbox if message.to == [email]]
+    assert client.post(link_in(to_confirm)).status_code == 302
 
 
 def reset(client: Client, email: str) -> int:
@@ -159,6 +160,48 @@ def test_confirmation_emails_are_throttled_per_account(mongodb, now, alice):
     assert len(mail.outbox) == account_services.CONFIRMATIONS_PER_HOUR
     now.shift(dt.timedelta(hours=1))
     assert ask_for_email(client, "one-more@example.com").status_code == 302
+
+
+def test_changing_the_address_takes_the_password_and_a_wrong_one_changes_nothing(
+    mongodb, now, alice
+):
+    """A stolen session alone cannot point the password resets at another mailbox."""
+    confirmed(alice, "alice@example.com")
+    mail.outbox.clear()
+    client = signed_in(alice)
+    without = client.post("/account/email/", {"email": "mallory@example.com"})
+    assert without.status_code == 400
+    assert "This field is required." in field_errors(without, "current_password")
+    wrong = ask_for_email(client, "mallory@example.com", password="a guess")
+    assert wrong.status_code == 400
+    assert "That is not your password." in field_errors(wrong, "current_password")
+    assert mail.outbox == []
+    assert Programmer.objects.get(pk=alice.pk).email_pending == ""
+    assert 'autocomplete="current-password"' in client.get("/account/").text
+
+
+def test_the_confirmed_address_is_told_of_a_new_address_asked_for_and_confirmed(
+    mongodb, now, alice
+):
+    confirmed(alice, "alice@example.com")
+    assert [message.to for message in mail.outbox] == [["alice@example.com"]]  # nobody to tell
+    mail.outbox.clear()
+    client = signed_in(alice)
+    assert ask_for_email(client, "new@example.com").status_code == 302
+    warning, to_confirm = sorted(
+        mail.outbox, key=lambda message: message.to != ["alice@example.com"]
+    )
+    assert warning.to == ["alice@example.com"]
+    assert warning.subject == "Your leaderboard address is about to change"
+    assert "new@example.com" in warning.body and "change your" in warning.body
+    assert "http://testserver/account/" in warning.body
+    assert to_confirm.to == ["new@example.com"]
+    mail.outbox.clear()
+    assert client.post(link_in(to_confirm)).status_code == 302
+    [changed] = mail.outbox
+    assert changed.to == ["alice@example.com"]
+    assert changed.subject == "Your leaderboard address changed"
+    assert "now uses new@example.com" in changed.body
 
 
 def test_removing_the_address_stops_the_emails(mongodb, now, alice):
@@ -433,15 +476,25 @@ def test_deleting_with_the_wrong_password_keeps_the_account(mongodb, now, boards
 
 @pytest.mark.parametrize(
     ("path", "field"),
-    [("/account/delete/", "password"), ("/accounts/password_change/", "old_password")],
+    [
+        ("/account/delete/", "password"),
+        ("/accounts/password_change/", "old_password"),
+        ("/account/email/", "current_password"),
+    ],
 )
 def test_guessing_the_password_on_the_account_page_is_throttled_like_logins(
     mongodb, now, boards, alice, settings, path, field
 ):
     client = signed_in(alice)
-    data = {field: "wrong guess", "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD}
+    data = {
+        field: "wrong guess",
+        "new_password1": NEW_PASSWORD,
+        "new_password2": NEW_PASSWORD,
+        "email": "mallory@example.com",
+    }
     statuses = [client.post(path, data).status_code for _ in range(settings.AXES_FAILURE_LIMIT)]
     assert statuses[:-1] == [400] * (settings.AXES_FAILURE_LIMIT - 1)
     assert client.post(path, {**data, field: PASSWORD}).status_code == 429
     assert Programmer.objects.get(pk=alice.pk).handle == "Alice"
+    assert Programmer.objects.get(pk=alice.pk).email_pending == ""
     assert not Client().login(username="alice", password=NEW_PASSWORD)

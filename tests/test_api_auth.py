@@ -1,21 +1,27 @@
-"""Tokens: programmers trade a password for a one-hour access token to read their own standing;
-staff make service tokens for judges, shown once and stored hashed."""
+"""Tokens: programmers trade a password for a one-hour access token to read their own standing
+(JSON only, never from another site's page, and ended by a new password); staff make service
+tokens for judges, shown once and stored hashed."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.tokens import default_token_generator
 from django.core import signing
 from django.core.management import call_command
+from django.test import Client
+from django.utils.http import urlsafe_base64_encode
 
 from solutions import services, tokens
 from solutions.models import ServiceToken
 from tests.conftest import NOW
 
 PASSWORD = "correct horse battery"
+NEW_PASSWORD = "a brand new passphrase"
 
 
 @pytest.fixture
@@ -29,13 +35,12 @@ def solved(mongodb, now, problems, alice, bob):
     services.solve_record(programmer=alice, problem=problems[0], solved_at=NOW)
 
 
-def login(client, username: str = "alice", password: str = PASSWORD, form: bool = False):
-    if form:
-        return client.post("/api/v1/auth/token", {"username": username, "password": password})
+def login(client, username: str = "alice", password: str = PASSWORD, **extra):
     return client.post(
         "/api/v1/auth/token",
         {"username": username, "password": password},
         content_type="application/json",
+        **extra,
     )
 
 
@@ -47,15 +52,78 @@ def error_of(response) -> tuple[int, str]:
     return response.status_code, response.json()["error"]["code"]
 
 
-@pytest.mark.parametrize("form", [False, True], ids=["JSON", "form"])
-def test_a_programmer_trades_a_password_for_a_one_hour_token(client, solved, form):
-    response = login(client, form=form)
+def test_a_programmer_trades_a_password_for_a_one_hour_token(client, solved):
+    response = login(client)
     assert response.status_code == 200
     body = response.json()
     assert dt.datetime.fromisoformat(body["expires_at"]) == NOW + dt.timedelta(hours=1)
     standing = me(client, body["token"]).json()
     assert (standing["handle"], standing["rank"], standing["score"]) == ("Alice", 2, 1)
     assert standing["above"] == [{"rank": 1, "handle": "bob", "score": 2}]
+
+
+def test_the_username_is_matched_in_any_case_like_a_handle(client, solved):
+    token = login(client, "ALICE").json()["token"]
+    assert me(client, token).json()["handle"] == "Alice"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        ("username=alice&password=guess", "application/x-www-form-urlencoded"),
+        (json.dumps({"username": "alice", "password": "guess"}), "text/plain"),
+        (
+            "--b\r\nContent-Disposition: form-data; name=username\r\n\r\nalice\r\n--b--",
+            "multipart/form-data; boundary=b",
+        ),
+    ],
+    ids=["form", "JSON as text/plain", "multipart form"],
+)
+def test_only_json_is_taken_so_another_sites_form_cannot_lock_anybody_out(
+    client, solved, body, content_type
+):
+    """A page anywhere can make its visitors' browsers post a form (or text) here, but not
+    JSON: refused before the password is checked, such posts lock nobody out."""
+    for _ in range(settings.AXES_FAILURE_LIMIT + 1):
+        response = client.post("/api/v1/auth/token", body, content_type=content_type)
+        assert error_of(response) == (415, "unsupported_media_type")
+    assert login(client).status_code == 200
+
+
+def test_a_request_the_browser_marks_cross_site_is_refused(client, solved):
+    cross_site = {"headers": {"Sec-Fetch-Site": "cross-site"}}
+    for _ in range(settings.AXES_FAILURE_LIMIT + 1):
+        assert error_of(login(client, password="guess", **cross_site)) == (
+            403,
+            "cross_site_request",
+        )
+    assert error_of(login(client, **cross_site)) == (403, "cross_site_request")
+    for same in ("same-origin", "none"):  # the site's own page; an app or a typed request
+        assert login(client, headers={"Sec-Fetch-Site": same}).status_code == 200
+
+
+def test_a_changed_password_ends_the_tokens_made_before_it(client, solved, alice):
+    token = login(client).json()["token"]
+    owner = Client()
+    owner.force_login(alice.user)
+    data = {"old_password": PASSWORD, "new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD}
+    assert owner.post("/accounts/password_change/", data).status_code == 302
+    assert error_of(me(client, token)) == (401, "unauthorized")
+    assert me(client, login(client, password=NEW_PASSWORD).json()["token"]).status_code == 200
+
+
+def test_a_reset_password_ends_the_tokens_made_before_it(client, solved, alice):
+    token = login(client).json()["token"]
+    alice.user.refresh_from_db()  # the login stamped last_login, which reset links depend on
+    uid = urlsafe_base64_encode(str(alice.user.pk).encode())
+    link = f"/accounts/reset/{uid}/{default_token_generator.make_token(alice.user)}/"
+    owner = Client()
+    form = owner.get(link, follow=True)
+    set_password = form.redirect_chain[-1][0]
+    data = {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD}
+    assert owner.post(set_password, data).status_code == 302
+    assert error_of(me(client, token)) == (401, "unauthorized")
+    assert me(client, login(client, password=NEW_PASSWORD).json()["token"]).status_code == 200
 
 
 def test_me_answers_for_another_board_when_asked(client, solved):

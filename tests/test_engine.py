@@ -119,6 +119,23 @@ def test_an_entry_keeps_only_the_days_a_rebuild_would_whatever_the_gap_between_s
     assert min(map(int, kept["sums"])) >= day - settings.LEADERBOARD_HISTORY_DAYS
 
 
+def test_a_stray_key_among_an_entrys_days_does_not_stop_its_next_solve(mongodb, boards, alice):
+    """A key that is no day number (only damage leaves one) goes at the next look at every day,
+    instead of failing that update, and with it every solve of the programmer on the board."""
+    problems = many_problems(2)
+    with time_machine.travel(at_noon(VECTOR_TODAY), tick=False):
+        solve_on(alice, problems[0], at_noon(VECTOR_TODAY))
+    rolling = ["last-7-days", "last-30-days"]
+    for slug in rolling:
+        entries.entries(slug).update_one({"_id": alice.pk}, {"$set": {"days.x": 1}})
+    later = VECTOR_TODAY + expressions.TRIM_BY_NAME + 5  # past trimming by name
+    with time_machine.travel(at_noon(later), tick=False):
+        assert solve_on(alice, problems[1], at_noon(later))
+        assert [score(boards[slug], alice, later) for slug in rolling] == [1, 2]
+    for slug in rolling:
+        assert "x" not in entries.entries(slug).find_one({"_id": alice.pk})["days"]
+
+
 def test_a_late_solve_changes_the_past_days_it_touches(mongodb, boards, alice, bob):
     board = boards["last-7-days"]
     problems = many_problems(3)

@@ -1,17 +1,32 @@
 """A solve through a storage fault: the request answers 503 storage_unavailable at once, a retry
 of the same id finishes what the first left half done and is told it counted, a second id for the
 same solve finishes it too and is told it did not, and the boards end up exactly as if nothing
-had failed. Pages answer a friendly 503."""
+had failed. Pages answer a friendly 503. A server error that passes (a write a majority did not
+confirm in time, a time limit, an error labelled transient) is such a fault too."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import threading
 import time
 from unittest import mock
 
 import pytest
-from pymongo.errors import AutoReconnect, ConnectionFailure
+from django.test import Client
+from pymongo import helpers_shared
+from pymongo.errors import (
+    AutoReconnect,
+    BulkWriteError,
+    ConnectionFailure,
+    DuplicateKeyError,
+    ExecutionTimeout,
+    NetworkTimeout,
+    NotPrimaryError,
+    OperationFailure,
+    WTimeoutError,
+)
+from pymongo.synchronous.pool import Connection
 
 from solutions import leaderboard, mongo, selectors, services, tokens
 from solutions.leaderboard import applier, entries, journals, orders, reading, sets, tree
@@ -202,6 +217,118 @@ def test_a_request_stops_when_the_server_restarts_under_it(client, mongodb, now,
     assert (response.status_code, response["Retry-After"]) == (503, "5")
     assert post_solve(client, judge).json() == {"id": "s1", "counted": True}
     assert set(every_board_lists("alice").values()) == {1}
+
+
+# --- what the server answers: transient errors -------------------------------------------------
+
+# The primary wrote it, but a majority did not confirm it within `wtimeout`.
+WTIMEOUT = {
+    "ok": 1.0,
+    "writeConcernError": {
+        "code": 64,
+        "codeName": "WriteConcernFailed",
+        "errmsg": "waiting for replication timed out",
+        "errInfo": {"wtimeout": True},
+    },
+}
+TIME_LIMIT = {"ok": 0.0, "code": 50, "codeName": "MaxTimeMSExpired", "errmsg": "time limit"}
+EXCEEDED = {"ok": 0.0, "code": 262, "codeName": "ExceededTimeLimit", "errmsg": "too long"}
+LABELLED = {
+    "ok": 0.0,
+    "code": 112,
+    "codeName": "WriteConflict",
+    "errmsg": "write conflict",
+    "errorLabels": ["TransientTransactionError"],
+}
+
+
+@contextlib.contextmanager
+def server_answers_once(command: str, collection: str, reply: dict) -> list[dict]:
+    """The server's answer to the first `command` on `collection` is `reply`, read by pymongo
+    as off the wire: `ok: 1` replies after the command ran (a write concern error: the write is
+    done, its confirmation is not), others instead of it. Yields the commands so answered."""
+    real, answered = Connection.command, []
+
+    def command_once(self, dbname, spec, *args, **kwargs):
+        if answered or spec.get(command) != collection:
+            return real(self, dbname, spec, *args, **kwargs)
+        answered.append(spec)
+        done = real(self, dbname, spec, *args, **kwargs) if reply["ok"] else {}
+        answer = {**done, **reply}
+        parse = kwargs.get("parse_write_concern_error", False)
+        helpers_shared._check_command_response(answer, self.max_wire_version, None, parse)
+        return answer
+
+    with mock.patch.object(Connection, "command", command_once):
+        yield answered
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [WTIMEOUT, TIME_LIMIT, EXCEEDED, LABELLED],
+    ids=["wtimeout", "time limit", "exceeded time limit", "labelled transient"],
+)
+def test_a_solve_whose_write_meets_a_transient_server_error_answers_503_and_the_retry_counts(
+    client, mongodb, now, judge, reply
+):
+    with server_answers_once("insert", "solves", reply) as answered:
+        first = post_solve(client, judge)
+    assert answered, "the solve's write met the error"
+    assert first.status_code == 503
+    assert first.json()["error"]["code"] == "storage_unavailable"
+    assert first["Retry-After"] == "5"
+    retry = post_solve(client, judge)
+    assert (retry.status_code, retry.json()) == (201, {"id": "s1", "counted": True})
+    assert set(every_board_lists("alice").values()) == {1}
+
+
+def test_an_answer_whose_write_a_majority_did_not_confirm_gets_the_friendly_503_page(
+    mongodb, now, problems, alice, boards
+):
+    browser = Client()
+    browser.force_login(alice.user)
+    with server_answers_once("insert", "solves", WTIMEOUT) as answered:
+        response = browser.post(f"/problems/{problems[0].slug}/", {"answer": "7"})
+    assert answered
+    assert (response.status_code, response["Retry-After"]) == (503, "5")
+    assert "Back in a moment" in response.content.decode()
+    browser.post(f"/problems/{problems[0].slug}/", {"answer": "7"})  # sent again
+    assert set(every_board_lists("Alice").values()) == {1}
+
+
+def labelled(error: OperationFailure, label: str) -> OperationFailure:
+    error._add_error_label(label)
+    return error
+
+
+TRANSIENT = {
+    "connection lost": AutoReconnect("connection reset"),
+    "network timeout": NetworkTimeout("timed out"),
+    "not primary": NotPrimaryError("not primary", {"code": 10107}),
+    "wtimeout": WTimeoutError("waiting for replication timed out", 64, {}),
+    "time limit": ExecutionTimeout("time limit", 50, {}),
+    "primary stepped down (a bare code)": OperationFailure("stepped down", 189, {}),
+    "labelled transient": labelled(
+        OperationFailure("conflict", 112, {}), "TransientTransactionError"
+    ),
+    "labelled retryable": labelled(OperationFailure("retry", 2, {}), "RetryableWriteError"),
+    "a bulk's write concern error": BulkWriteError({"writeErrors": [], "writeConcernErrors": [{}]}),
+}
+BUGS = {
+    "a bulk's duplicate key": BulkWriteError({"writeErrors": [{"code": 11000}]}),
+    "duplicate key": DuplicateKeyError("duplicate key", 11000, {}),
+    "bad command": OperationFailure("bad command", 2, {}),
+    "not the storage": ValueError("not the storage"),
+}
+
+
+@pytest.mark.parametrize(
+    "error, transient",
+    [(error, True) for error in TRANSIENT.values()] + [(error, False) for error in BUGS.values()],
+    ids=[*TRANSIENT, *BUGS],
+)
+def test_transient_storage_errors_are_told_from_bugs(error, transient):
+    assert mongo.is_transient(error) is transient
 
 
 def test_a_page_answers_a_friendly_503_when_the_storage_is_out_of_reach(client, mongodb, now):

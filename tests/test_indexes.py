@@ -12,6 +12,7 @@ from pymongo import IndexModel, MongoClient
 from pymongo.errors import DuplicateKeyError
 
 from solutions import mongo, tokens
+from solutions.management.commands import rebuild_boards
 from tests.commands import CommandLog
 
 
@@ -128,12 +129,43 @@ def test_declaring_an_app_twice_declares_its_indexes_once():
         mongo._declarations.pop(declaration)
 
 
-def test_a_server_that_reads_wildcard_indexes_gets_the_seeds_query_its_index(
+def test_the_seeds_query_gets_its_index_only_for_the_check_that_reads_it(
     fresh_database, boards, monkeypatch
 ):
-    """Real MongoDB serves the seed's per-day query (`entries.entries_by_key`) from `keys.$**`:
-    there the command makes it for every board."""
+    """Real MongoDB serves the seed's per-day query (`entries.entries_by_key`) from `keys.$**`,
+    and nothing else reads it: there the command leaves it out (it would cost every solve), and
+    `rebuild_boards --verify` builds it for its check and drops it after."""
     monkeypatch.setattr(mongo, "server_uses_wildcard_indexes", lambda: True)
     call_command("mongo_indexes", stdout=StringIO())
-    for board in boards:
-        assert "keys_wildcard" in fresh_database[f"entries.{board}"].index_information()
+    mongo.ensure_indexes(list(boards))  # a board added in the admin
+
+    def wildcards() -> set[str]:
+        return {
+            board
+            for board in boards
+            if "keys_wildcard" in fresh_database[f"entries.{board}"].index_information()
+        }
+
+    assert wildcards() == set()
+    during = []
+    real_verify = rebuild_boards.board_verify
+    monkeypatch.setattr(
+        rebuild_boards, "board_verify", lambda slug: during.append(wildcards()) or real_verify(slug)
+    )
+    out = StringIO()
+    call_command("rebuild_boards", "--verify", stdout=out)
+    assert during == [set(boards)] * len(boards)
+    assert "Built for the check, dropped after it: entries.last-7-days.keys_wildcard" in (
+        out.getvalue()
+    )
+    assert wildcards() == set()
+
+
+def test_an_index_of_the_seeds_query_made_before_stays(fresh_database, boards, monkeypatch):
+    monkeypatch.setattr(mongo, "server_uses_wildcard_indexes", lambda: True)
+    week = fresh_database["entries.last-7-days"]
+    week.create_index([("keys.$**", 1)], name="keys_wildcard")
+    out = StringIO()
+    call_command("rebuild_boards", "--verify", "--board", "last-7-days", stdout=out)
+    assert "Built for the check" not in out.getvalue()
+    assert "keys_wildcard" in week.index_information()

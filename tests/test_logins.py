@@ -1,8 +1,15 @@
 """Guessing passwords: the login page, the admin's and POST /api/v1/auth/token share one count of
 failures per (username, client address); past the limit even the right password is refused for
-a while, while the same account from elsewhere and other accounts from here are not."""
+a while, while the same account from elsewhere and other accounts from here are not. A login
+name is a handle, matched in any case as handles are unique: every way in takes ``caseuser1``
+for ``CaseUser1``, and guesses in any case count as one."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -10,6 +17,7 @@ from django.contrib.auth.models import User
 from django.test import Client, RequestFactory
 
 from leaderboard_site.logins import client_ip
+from solutions import services
 
 PASSWORD = "correct horse battery"
 ATTACKER = "203.0.113.7"
@@ -35,7 +43,8 @@ def logged_in(response) -> bool:
     """A page login redirects; an API login answers with a token."""
     if response.status_code == 302:
         return True
-    return response.status_code == 200 and "token" in response.json()
+    is_json = response.get("Content-Type", "").startswith("application/json")
+    return response.status_code == 200 and is_json and "token" in response.json()
 
 
 LOGINS = [page_login, admin_login, api_login]
@@ -61,6 +70,38 @@ def test_another_account_from_the_same_address_is_not_locked(staff, login):
     guess(login, settings.AXES_FAILURE_LIMIT)
     assert login(Client(), "staff", PASSWORD).status_code == 429
     assert logged_in(login(Client(), "root", PASSWORD))
+
+
+@pytest.fixture
+def case_user(db) -> User:
+    """CaseUser1 signed up on the page (the handle is the login name), and may use the admin."""
+    data = {"username": "CaseUser1", "password1": PASSWORD, "password2": PASSWORD}
+    assert Client().post("/accounts/signup/", data).status_code == 302
+    User.objects.filter(username="CaseUser1").update(is_staff=True, is_superuser=True)
+    return User.objects.get(username="CaseUser1")
+
+
+@pytest.mark.parametrize("login", LOGINS, ids=["page", "admin", "api"])
+@pytest.mark.parametrize("typed", ["caseuser1", "CASEUSER1", "CaseUser1"])
+def test_a_handle_logs_in_in_any_case(case_user, login, typed):
+    assert logged_in(login(Client(), typed, PASSWORD))
+    assert not logged_in(login(Client(), typed, "wrong guess"))
+
+
+def test_a_handle_logs_in_in_any_case_whatever_its_login_name(db):
+    """Judges register handles; staff may give one an account whose login name differs."""
+    services.programmer_create(
+        user=User.objects.create_user("dana-account", password=PASSWORD), handle="Dana"
+    )
+    assert logged_in(page_login(Client(), "DANA", PASSWORD))
+
+
+@pytest.mark.parametrize("login", LOGINS, ids=["page", "admin", "api"])
+def test_guesses_in_any_case_share_one_count(case_user, login):
+    spellings = ["caseuser1", "CASEUSER1", "Caseuser1", "cAseuser1", "caSeuser1", "casEuser1"]
+    for typed in spellings[: settings.AXES_FAILURE_LIMIT]:
+        login(Client(), typed, "wrong guess")
+    assert login(Client(), "CaseUser1", PASSWORD).status_code == 429
 
 
 def test_a_locked_page_login_says_so_in_words(staff):
@@ -129,6 +170,8 @@ def test_without_a_configured_proxy_the_header_is_ignored(staff):
     [
         ("203.0.113.7", 1, "203.0.113.7"),
         ("6.6.6.6, 203.0.113.7", 1, "203.0.113.7"),
+        ("127.0.0.1, 10.0.0.9, 203.0.113.7", 1, "203.0.113.7"),  # forged entries, left-most
+        ("6.6.6.6,203.0.113.7", 1, "203.0.113.7"),  # two header lines, joined by the server
         ("6.6.6.6, 203.0.113.7, 10.0.0.3", 2, "203.0.113.7"),
         ("203.0.113.7", 2, PROXY),  # fewer hops than proxies: the header is not trustworthy
         ("not an address", 1, PROXY),
@@ -143,3 +186,33 @@ def test_the_client_address_is_the_one_the_trusted_proxies_saw(
     settings.TRUSTED_PROXY_COUNT = count
     request = RequestFactory().get("/", REMOTE_ADDR=PROXY, headers={"X-Forwarded-For": forwarded})
     assert client_ip(request) == expected
+
+
+def test_the_readmes_proxy_replaces_the_header_the_site_reads_its_one_entry_from(settings):
+    """The README's nginx sets X-Forwarded-For to the address it saw (`$remote_addr`) rather
+    than appending to what the client sent, and says it is https: the site, set as the README
+    says, takes the client's address from that one entry."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    nginx = readme.split("```nginx", 1)[1].split("```", 1)[0]
+    assert "proxy_set_header X-Forwarded-For $remote_addr;" in nginx
+    assert "proxy_set_header X-Forwarded-Proto $scheme;" in nginx
+    assert "$proxy_add_x_forwarded_for" not in nginx
+    assert "proxy_buffering on;" in nginx
+    assert "TRUSTED_PROXY_HEADER=X-Forwarded-For" in readme
+    settings.TRUSTED_PROXY_HEADER = "X-Forwarded-For"
+    settings.TRUSTED_PROXY_COUNT = 1
+    request = RequestFactory().get("/", REMOTE_ADDR=PROXY, headers={"X-Forwarded-For": OWNER})
+    assert client_ip(request) == OWNER
+
+
+@pytest.mark.parametrize("count", ["0", "-1"])
+def test_a_proxy_count_that_would_trust_the_clients_entry_stops_the_site(count):
+    environment = {**os.environ, "DEBUG": "true", "TRUSTED_PROXY_COUNT": count}
+    started = subprocess.run(
+        [sys.executable, "-c", "import leaderboard_site.settings"],
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert started.returncode != 0
+    assert "TRUSTED_PROXY_COUNT must be 1 or more" in started.stderr

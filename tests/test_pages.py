@@ -9,7 +9,8 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
-from solutions import leaderboard, mongo, services
+from competitions import services as competition_services
+from solutions import account_services, leaderboard, mongo, services
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
 
@@ -233,6 +234,99 @@ def test_the_profile_shows_rank_total_percentile_forecast_and_solved_problems(
 
 def test_an_unknown_profile_is_not_found(mongodb):
     assert Client().get("/u/nobody/").status_code == 404
+
+
+def profile_paths(handle: str) -> list[str]:
+    """Everything that shows a programmer's solves: the profile, its live part, the activity."""
+    return [f"/u/{handle}/", f"/u/{handle}/live/", f"/api/v1/programmers/{handle}/activity"]
+
+
+@pytest.mark.parametrize(
+    ("change", "staff_sees_it"),
+    [
+        ({"hidden": True}, True),
+        ({"banned": True}, False),
+        ({"hidden": True, "banned": True}, False),
+    ],
+    ids=["hidden", "banned", "hidden and banned"],
+)
+def test_a_banned_programmer_has_no_profile_and_a_hidden_one_only_for_staff(
+    mongodb, now, boards, problems, alice, bob, staff, change, staff_sees_it
+):
+    solve(alice, problems[0])
+    services.programmer_set_visibility(programmer=alice, **change)
+    as_staff = Client()
+    as_staff.force_login(staff)
+    for path in profile_paths("Alice"):
+        assert Client().get(path).status_code == 404, path
+        assert signed_in(bob).get(path).status_code == 404, path
+        assert as_staff.get(path).status_code == (200 if staff_sees_it else 404), path
+    services.programmer_set_visibility(programmer=alice, hidden=False, banned=False)
+    for path in profile_paths("Alice"):
+        assert Client().get(path).status_code == 200, path
+
+
+def test_a_deleted_account_has_no_profile_even_for_staff(
+    mongodb, now, boards, problems, alice, staff
+):
+    solve(alice, problems[0])
+    account_services.account_delete(user=alice.user)
+    as_staff = Client()
+    as_staff.force_login(staff)
+    for path in profile_paths(f"deleted-{alice.pk}"):
+        assert Client().get(path).status_code == 404, path
+        assert as_staff.get(path).status_code == 404, path
+
+
+# --- what caches may keep ----------------------------------------------------------------------
+
+
+def cache_control(response) -> set[str]:
+    return {part.strip() for part in response.get("Cache-Control", "").split(",") if part}
+
+
+def test_every_page_made_for_a_signed_in_visitor_is_private(mongodb, now, boards, problems, alice):
+    competition_services.competition_create(
+        slug="cup", title="Cup", start=NOW, end=NOW + dt.timedelta(hours=2), problems=problems[:1]
+    )
+    client = signed_in(alice)
+    for path in [
+        "/account/",
+        "/account/alerts/",
+        "/notifications/",
+        "/submissions/",
+        "/problems/",
+        "/problems/p1/",
+        "/leaderboard/",
+        "/u/Alice/",
+        "/competitions/",
+        "/competitions/cup/",
+        "/competitions/cup/standings/",
+        "/api/v1/competitions/cup/standings",
+    ]:
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert "private" in cache_control(response), path
+    # The live pages still answer 304 while nothing changed; the API's anonymous reads, the same
+    # for everybody, stay as they were.
+    live = client.get("/leaderboard/last-7-days/live/")
+    again = client.get("/leaderboard/last-7-days/live/", headers={"If-None-Match": live["ETag"]})
+    assert again.status_code == 304 and cache_control(again) == {"private", "no-cache"}
+    for path in ["/api/v1/boards", "/api/v1/boards/last-7-days", "/api/v1/problems"]:
+        assert "private" not in cache_control(Client().get(path)), path
+
+
+def test_an_api_read_with_an_access_token_is_private(mongodb, now, boards, alice):
+    client = Client()
+    token = client.post(
+        "/api/v1/auth/token",
+        {"username": "alice", "password": "correct horse battery"},
+        content_type="application/json",
+    ).json()["token"]
+    response = client.get("/api/v1/me", headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 200
+    assert "private" in cache_control(response)
+    assert "Authorization" in response["Vary"]
 
 
 # --- the board ---------------------------------------------------------------------------------

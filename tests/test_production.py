@@ -1,16 +1,22 @@
 """The production settings: `check --deploy` is clean, the site refuses to start without a real
-SECRET_KEY, migrations run on PostgreSQL, and the cache works on Redis."""
+SECRET_KEY or without a shared cache (the rate limits count in it), migrations run on
+PostgreSQL, the cache works on Redis, and gunicorn's settings file runs threaded workers on the
+loopback with a timeout above every wait."""
 
 from __future__ import annotations
 
 import os
+import runpy
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+from gunicorn.config import KNOWN_SETTINGS
 
+from solutions.leaderboard.applier import APPLY_WAIT_SECONDS
 from tests.services_available import POSTGRES_URL, REDIS_URL, require_postgres, require_redis
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,6 +50,7 @@ PRODUCTION = {
     "DEBUG": "false",
     "SECRET_KEY": "a-long-random-production-key-" + "x7Kq9Lm2Pz" * 5,
     "ALLOWED_HOSTS": "leaderboard.example.com",
+    "REDIS_URL": "redis://redis.example.com:6379/0",  # not reached by the checks
 }
 
 
@@ -51,6 +58,15 @@ def test_the_production_settings_pass_the_deployment_check():
     result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_with_debug_off_the_deployment_check_refuses_a_cache_of_each_process():
+    """Without REDIS_URL each web process would count the rate limits by itself."""
+    result = manage("check", "--deploy", **{**PRODUCTION, "REDIS_URL": None})
+    assert result.returncode != 0
+    assert "solutions.E001" in result.stderr and "REDIS_URL" in result.stderr
+    development = manage("check", "--deploy", **{**PRODUCTION, "DEBUG": "true", "REDIS_URL": None})
+    assert "solutions.E001" not in development.stdout + development.stderr
 
 
 @pytest.mark.parametrize(
@@ -109,3 +125,54 @@ def test_the_cache_keeps_values_on_redis(value):
     assert cache.get(key) == value
     cache.delete(key)
     assert cache.get(key) is None
+
+
+# --- gunicorn --------------------------------------------------------------------------------
+
+GUNICORN_CONF = ROOT / "gunicorn.conf.py"
+GUNICORN_ENV = ("GUNICORN_BIND", "PORT", "WEB_CONCURRENCY", "GUNICORN_THREADS", "GUNICORN_CMD_ARGS")
+
+
+def gunicorn_config(**env: str) -> dict[str, str]:
+    """The settings gunicorn itself takes from gunicorn.conf.py (`--print-config`), with `env`
+    set in an environment that sets none of the file's variables otherwise."""
+    unset: dict[str, str | None] = dict.fromkeys(GUNICORN_ENV)
+    command = [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), "--print-config"]
+    result = run([*command, "leaderboard_site.wsgi"], {"DEBUG": "true", **unset, **env})
+    assert result.returncode == 0, result.stderr
+    return {
+        name.strip(): value.strip()
+        for name, _, value in (line.partition("=") for line in result.stdout.splitlines())
+    }
+
+
+def test_gunicorn_runs_threaded_workers_on_the_loopback_with_a_timeout_above_every_wait():
+    config = gunicorn_config()
+    assert config["worker_class"] == "gthread" and int(config["threads"]) >= 2
+    assert int(config["workers"]) >= 2
+    assert config["bind"] == "['127.0.0.1:8000']"  # only the proxy beside it reaches it
+    timeout = int(config["timeout"])
+    assert timeout > APPLY_WAIT_SECONDS + 10  # the engine's longest wait for a solve
+    assert timeout * 1000 > settings.MONGODB_SOCKET_TIMEOUT_MS + 10_000  # one command's
+    assert int(config["graceful_timeout"]) > 20  # a solve's wait is kept under 20 s
+    assert config["accesslog"] == "-"  # each request on stdout
+    assert config["header_map"] == "drop"
+
+
+def test_gunicorns_address_and_workers_come_from_the_environment():
+    assert gunicorn_config(PORT="9000")["bind"] == "['127.0.0.1:9000']"
+    private = gunicorn_config(GUNICORN_BIND="10.0.0.5:8000", PORT="9000")
+    assert private["bind"] == "['10.0.0.5:8000']"
+    sized = gunicorn_config(WEB_CONCURRENCY="3", GUNICORN_THREADS="8")
+    assert (sized["workers"], sized["threads"]) == ("3", "8")
+
+
+def test_every_name_the_gunicorn_file_sets_is_a_gunicorn_setting():
+    """gunicorn ignores a name it does not know: a misspelt `graceful_timout` would change
+    nothing, silently."""
+    names = {
+        name
+        for name, value in runpy.run_path(str(GUNICORN_CONF)).items()
+        if not name.startswith("_") and not callable(value) and type(value).__name__ != "module"
+    }
+    assert names and names <= {setting.name for setting in KNOWN_SETTINGS}

@@ -1,19 +1,25 @@
 """Abuse gets a clear, early answer: guessing answers, signing up in a loop and flooding writes
 through a token each get a 429 with Retry-After at the documented limits, and nothing past a
-limit is recorded. Alice guesses; a judge floods."""
+limit is recorded: not when the answers arrive all at once, and not while Redis is down (each
+process then counts by itself). Alice guesses; a judge floods."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from django.contrib.auth.models import User
+from django.core import mail
 from django.test import Client
 
 from competitions import services as competition_services
-from solutions import mongo, selectors, tokens
+from solutions import account_services, limits, mongo, selectors, services, tokens
 from solutions.models import Board
 from tests.conftest import NOW
+from tools.embedded_mongo import free_port
 
 
 @pytest.fixture
@@ -45,6 +51,31 @@ def test_the_eleventh_wrong_answer_in_a_minute_is_refused_with_429_and_not_recor
     now.shift(60)
     assert answer(guessing, "7").status_code == 302
     assert attempts_of(alice) == 11
+
+
+def test_wrong_answers_sent_all_at_once_record_no_more_than_the_limit(
+    mongodb, now, problems, alice, monkeypatch
+):
+    """30 answers arrive together, each judged slowly: 10 are recorded, 20 refused."""
+    record = services.submission_record
+
+    def slowly(**kwargs):
+        time.sleep(0.05)  # every answer is still being judged when the others arrive
+        return record(**kwargs)
+
+    monkeypatch.setattr(services, "submission_record", slowly)
+
+    def send(n: int) -> str:
+        try:
+            services.answer_submit(programmer=alice, problem=problems[0], answer=f"guess {n}")
+        except limits.Limited:
+            return "refused"
+        return "recorded"
+
+    with ThreadPoolExecutor(max_workers=30) as pool:
+        outcomes = list(pool.map(send, range(30)))
+    assert attempts_of(alice) == 10
+    assert outcomes.count("recorded") == 10 and outcomes.count("refused") == 20
 
 
 def test_right_answers_and_other_problems_do_not_count_towards_the_limit(guessing, alice):
@@ -132,3 +163,36 @@ def test_a_token_past_its_write_rate_gets_429_and_the_same_id_sent_again_counts_
     assert retried.status_code == 201 and retried.json()["counted"] is True
     page = selectors.board_page(board=Board.objects.get(slug="all-time"))
     assert [(row.handle, row.score) for row in page.rows] == [("judged", 5)]
+
+
+# --- while Redis is down ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def redis_down(settings):
+    """The production cache, on a Redis that does not answer."""
+    dead = f"redis://127.0.0.1:{free_port()}/0"
+    settings.CACHES = {
+        "default": {"BACKEND": "leaderboard_site.cache.ForgivingRedisCache", "LOCATION": dead}
+    }
+
+
+def test_while_redis_is_down_wrong_answers_are_still_limited(redis_down, guessing, alice):
+    codes = [answer(guessing, f"guess {n}").status_code for n in range(20)]
+    assert codes == [302] * 10 + [429] * 10
+    assert attempts_of(alice) == 10
+
+
+def test_while_redis_is_down_reset_emails_are_still_limited(redis_down, mongodb, now, alice):
+    User.objects.filter(pk=alice.user.pk).update(email="alice@example.com")
+    for n in range(6):
+        Client(REMOTE_ADDR=f"198.51.100.{n}").post(
+            "/accounts/password_reset/", {"email": "alice@example.com"}
+        )
+    assert len(mail.outbox) == account_services.RESETS_PER_EMAIL_PER_HOUR
+
+
+def test_while_redis_is_down_sign_ups_are_still_limited(redis_down, mongodb, now, settings):
+    settings.TRUSTED_PROXY_HEADER = "X-Forwarded-For"
+    codes = [sign_up(Client(), f"newcomer{n}", "203.0.113.7").status_code for n in range(6)]
+    assert codes == [302] * 5 + [429]

@@ -34,7 +34,7 @@ class ServiceTokenBearer(HttpBearer):
             raise unauthorized("Send a service token: Authorization: Bearer <token>.")
         limit = limits.token_writes()
         try:
-            limits.limit_hit(limit=limit, key=str(service_token.pk))
+            limits.limit_take(limit=limit, key=str(service_token.pk))
         except limits.Limited as over:
             raise rate_limited(over.retry_after, limit.allowed) from None
         return service_token

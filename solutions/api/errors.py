@@ -16,7 +16,10 @@ from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import HttpError
 from ninja.errors import ValidationError as NinjaValidationError
-from pymongo.errors import ConnectionFailure
+from pymongo.errors import PyMongoError
+
+from .. import mongo
+from ..middleware import RETRY_AFTER_SECONDS
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +31,8 @@ ErrorCode = Literal[
     "bad_date",
     "unauthorized",
     "invalid_credentials",
+    "cross_site_request",
+    "unsupported_media_type",
     "unknown_board",
     "unknown_programmer",
     "no_programmer",
@@ -39,6 +44,7 @@ ErrorCode = Literal[
     "body_too_large",
     "solve_rejected",
     "submission_rejected",
+    "handle_looks_taken",
     "too_many_attempts",
     "rate_limited",
     "storage_unavailable",
@@ -172,20 +178,23 @@ def _install_django_handlers(api: NinjaAPI) -> None:
 
 
 def _install_server_handlers(api: NinjaAPI) -> None:
-    """Storage outages (503, retry soon) and anything unexpected (500)."""
+    """Storage faults that pass (503, retry soon: `mongo.is_transient`) and anything
+    unexpected (500)."""
 
-    @api.exception_handler(ConnectionFailure)
-    def storage_down(request: HttpRequest, error: ConnectionFailure) -> HttpResponse:
-        logger.warning("Storage unavailable on %s %s: %s", request.method, request.path, error)
+    @api.exception_handler(PyMongoError)
+    def storage_fault(request: HttpRequest, error: PyMongoError) -> HttpResponse:
+        if not mongo.is_transient(error):
+            return unexpected(request, error)
+        logger.warning("Storage unavailable on %s %s: %r", request.method, request.path, error)
         return error_response(
             503,
             "storage_unavailable",
             "The storage is unavailable: retry in a few seconds.",
-            {"Retry-After": "5"},
+            {"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
 
     @api.exception_handler(Exception)
     def unexpected(request: HttpRequest, error: Exception) -> HttpResponse:
         # Logged with the traceback; the client still gets JSON, never an HTML error page.
-        logger.exception("API error on %s %s", request.method, request.path)
+        logger.exception("API error on %s %s", request.method, request.path, exc_info=error)
         return error_response(500, "internal_error", "Something went wrong on our side.")

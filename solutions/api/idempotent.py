@@ -28,7 +28,8 @@ def idempotent_response(
     time_field: str,
 ) -> HttpResponse:
     """Run `work` once per idempotency key and answer with its first answer: 422 for a time the
-    boards cannot take (the key stays unused), 409 for a key reused or still in flight."""
+    boards cannot take or a new handle that looks like a taken one (the key stays unused), 409
+    for a key reused or still in flight."""
     try:
         answer = idempotency.request_answer(key=key, body_hash=body_hash, work=work)
     except services.SolveRejected as error:
@@ -37,6 +38,12 @@ def idempotent_response(
             f"{settings.LEADERBOARD_MAX_LATE_DAYS} days ago)."
         )
         raise ApiError(422, rejected_code, message) from error
+    except services.HandleLooksTaken as error:
+        message = (
+            f"programmer: a new handle must not look like a taken one, and this one looks like "
+            f"{error.params['looks_like']}: report that handle if you mean that programmer."
+        )
+        raise ApiError(422, "handle_looks_taken", message) from error
     except idempotency.KeyReused as error:
         raise ApiError(409, "id_reused", "This id was used before with another body.") from error
     except idempotency.KeyInFlight as error:

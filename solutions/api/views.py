@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from django.conf import settings
 from django.contrib.auth import authenticate, user_logged_in
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Query, Router
@@ -77,7 +78,11 @@ def board_or_404(slug: str) -> Board:
     return board
 
 
-def programmer_or_404(handle: str) -> Programmer:
+def programmer_or_404(
+    handle: str, *, profile_for: User | AnonymousUser | None = None
+) -> Programmer:
+    """The programmer with this handle; with `profile_for`, only one whose profile that user may
+    see (`Programmer.profile_shown_to`), as the profile page: 404 otherwise."""
     programmer = None
     try:
         handle_validator(handle)
@@ -85,6 +90,8 @@ def programmer_or_404(handle: str) -> Programmer:
         pass  # not a handle at all: nobody has it
     else:
         programmer = selectors.programmer_by_handle(handle)
+    if programmer is not None and profile_for is not None:
+        programmer = programmer if programmer.profile_shown_to(profile_for) else None
     if programmer is None:
         raise ApiError(404, "unknown_programmer", f"There is no programmer {handle[:32]!r}.")
     return programmer
@@ -170,7 +177,9 @@ def standing_json(*, board: Board, programmer: Programmer, query: BoardQuery) ->
 )
 def solves(request: HttpRequest, solve: SolveRequest) -> HttpResponse:
     """Counts the first accepted solve of a (programmer, problem) on every board; a repeat is
-    answered with counted=false. Unknown handles and problem slugs are registered on first use.
+    answered with counted=false. A solve of a competition's problem made during its freeze is
+    answered with counted=true too, and shows on the boards once the competition has ended.
+    Unknown handles and problem slugs are registered on first use.
     The same id with the same body returns the first answer (with the header
     Idempotent-Replayed: true); the same id with another body is 409. A solve in the future
     (beyond 5 minutes of clock skew) or older than the boards still change
@@ -340,8 +349,11 @@ def programmers_search(request: HttpRequest, query: Query[ProgrammerSearchQuery]
 def programmer_activity(request: HttpRequest, handle: HandleText = HANDLE) -> dict:
     """The days of the last 365 (up to today, in the leaderboard time zone) with solves, the
     problems solved and the active days among them, and the current and longest streaks, as
-    the profile shows them. The definitions are those of the schema below."""
-    year = selectors.programmer_year(programmer=programmer_or_404(handle))
+    the profile shows them. The definitions are those of the schema below. Like the profile: 404
+    for a banned programmer or a deleted account, and for a hidden programmer unless the
+    session's user is staff."""
+    programmer = programmer_or_404(handle, profile_for=request.user)
+    year = selectors.programmer_year(programmer=programmer)
     return {
         "handle": year.handle,
         "from": year.first_date,
@@ -380,39 +392,47 @@ def problems(request: HttpRequest, query: Query[ProblemsQuery]) -> dict:
 
 
 def credentials_of(request: HttpRequest) -> Credentials:
-    """Username and password from a JSON or a form body, or 400."""
-    if request.content_type == "application/json":
-        body = json_body(request)
-    else:
-        body = request.POST.dict()
+    """Username and password from a JSON body of a request sent by the client itself, not by a
+    page of another site in a browser.
+
+    The API takes no cookies, so it needs no CSRF token; but a page anywhere could still make
+    its visitors' browsers post wrong passwords here and lock them out of their own accounts
+    (the lockout counts per username and address). A browser cannot send a JSON body to another
+    site without that site's leave (CORS), so only JSON is taken (415 for anything else, a form
+    included), and a request the browser itself marks as cross-site (Sec-Fetch-Site) is 403."""
+    if request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
+        raise ApiError(403, "cross_site_request", "Pages of other sites cannot log in here.")
+    if request.content_type != "application/json":
+        raise ApiError(
+            415, "unsupported_media_type", "Send the credentials as JSON (application/json)."
+        )
     try:
-        return Credentials.model_validate(body)
+        return Credentials.model_validate(json_body(request))
     except PydanticValidationError as error:
         raise ApiError(400, "invalid_body", "Send a username and a password.") from error
 
 
-CREDENTIALS_SCHEMA = Credentials.model_json_schema()
-
-
 @router.post(
     "/auth/token",
-    response={200: AccessToken, 400: Error, 401: Error, 413: Error, 429: Error},
+    response={
+        200: AccessToken,
+        **{status: Error for status in (400, 401, 403, 413, 415, 429)},
+    },
     operation_id="createAccessToken",
     summary="Trade a username and password for a one-hour access token",
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {
-                "application/json": {"schema": CREDENTIALS_SCHEMA},
-                "application/x-www-form-urlencoded": {"schema": CREDENTIALS_SCHEMA},
-            },
+            "content": {"application/json": {"schema": Credentials.model_json_schema()}},
         }
     },
 )
 def auth_token(request: HttpRequest) -> dict:
     """Failed logins are counted per username and client address (django-axes, the same
     count as the login page's and the admin's): too many lock that pair out for a while, with
-    429, even for the right password."""
+    429, even for the right password. The username is matched in any case, like a handle. The
+    body is JSON only (415 otherwise), and a browser's cross-site request is 403. A token ends
+    after an hour, or at once when the account's password changes or is reset."""
     credentials = credentials_of(request)
     user = authenticate(request, username=credentials.username, password=credentials.password)
     if getattr(request, "axes_locked_out", False):

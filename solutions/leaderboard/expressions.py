@@ -22,13 +22,13 @@ def get_field(name: str, document: str) -> dict:
 
 
 def _trimmed(document: dict, oldest: int) -> dict:
-    """The sub-document without the day keys older than `oldest`, looking at every key."""
+    """The sub-document without the day keys older than `oldest`, looking at every key. A key
+    that is not a day number (only damage puts one there) goes too, instead of failing the
+    update, and with it every solve of its programmer on the board."""
+    day = {"$convert": {"input": "$$this.k", "to": "int", "onError": None, "onNull": None}}
     return {
         "$arrayToObject": {
-            "$filter": {
-                "input": {"$objectToArray": document},
-                "cond": {"$gte": [{"$toInt": "$$this.k"}, oldest]},
-            }
+            "$filter": {"input": {"$objectToArray": document}, "cond": {"$gte": [day, oldest]}}
         }
     }
 

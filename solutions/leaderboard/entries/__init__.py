@@ -24,8 +24,8 @@ streak (or ``all``, the longest).
 A solve runs one aggregation-pipeline update on the entry (`counting.solve_pipeline`), idempotent
 by the solve's id (``applied``): a retry after a fault counts nothing twice. The seed's query,
 "the board of day D" sorted by ``keys.D`` (`entries_by_key`), is served by the wildcard index on
-``keys.$**`` on real MongoDB; requests read the orders instead, and `verify` checks the orders
-against that query.
+``keys.$**`` on real MongoDB, made for the check alone (`seed_query_indexes`); requests read the
+orders instead, and `verify` checks the orders against that query.
 
 Each entry records in ``placed`` what the orders hold for it and at which ``rev`` of the entry
 (see `applier`, which moves the orders from ``placed`` to the entry's current keys): ``{rev}``
@@ -59,18 +59,14 @@ def entries(board_slug: str) -> Collection:
     return mongo.get_db()[f"entries.{board_slug}"]
 
 
-def board_indexes(board_slugs: Iterable[str] | None = None) -> dict[str, list[IndexModel]]:
-    """The indexes of the boards' entries collections (every board when `board_slugs` is None):
-    `keys.$**` serves the seed's per-day query (`entries_by_key`) on real MongoDB. Nothing on a
-    request path needs it (orders are read by `_id`), so it is built by the command, not at a
-    process's first use, and only on a server that reads wildcard indexes (not the embedded
-    one: `mongo.server_uses_wildcard_indexes`), where it would cost every entry written an
-    index key that no query reads. There is no `sums.$**`: no query filters or sorts on a day's
-    sums (its key orders by score first), and it would double the index keys of every solve."""
-    if board_slugs is None:
-        from ...models import Board  # the registry calls this once the apps are ready
-
-        board_slugs = Board.objects.values_list("slug", flat=True)
+def seed_query_indexes(board_slugs: Iterable[str]) -> dict[str, list[IndexModel]]:
+    """The index of the seed's per-day query (`entries_by_key`) on these boards' entries:
+    `keys.$**`, on a server that reads wildcard indexes (not the embedded one:
+    `mongo.server_uses_wildcard_indexes`). Only `rebuild_boards --verify` reads it, and makes it
+    for the length of its check: kept, it would cost every solve on real MongoDB an index key
+    deleted and inserted for each day whose key the solve rewrites (up to 38 a board). There is
+    no `sums.$**` either: no query filters or sorts on a day's sums (its key orders by score
+    first)."""
     if not mongo.server_uses_wildcard_indexes():
         return {}
     wildcard = [IndexModel([("keys.$**", ASCENDING)], name="keys_wildcard")]
@@ -279,7 +275,7 @@ def entries_by_key(board_slug: str, day_key: str, scope: str = "") -> Iterator[s
     """The members of a board day in listing order by the seed's query over the entries,
     ``find({"keys.D": {"$gt": 0}}).sort({"keys.D": -1})``: what its order must hold (`verify`).
     Real MongoDB serves it from the wildcard index ``keys.$**``; the embedded server (SecantusDB
-    0.7) never uses a wildcard index (so it has none, see `board_indexes`) and scans the
+    0.7) never uses a wildcard index (so it gets none, see `seed_query_indexes`) and scans the
     collection. Rebuild-time, never on a request.
 
     A group's scope (one of ``groups``) is filtered here, not in the query: real MongoDB serves
