@@ -101,12 +101,20 @@ def competition_solve_holds(
 ) -> dict[str, list[tuple[dt.datetime, dt.datetime]]]:
     """{problem slug: [(freeze time, end), ...]} of the competitions with a freeze holding these
     problems that end after `now` and are not archived (see the module docstring): one SQL read.
-    Registered in `solutions.extensions.solve_holds`."""
+    Registered in `solutions.extensions.solve_holds`.
+
+    Most of the time no competition is frozen: the competitions are asked first, alone, so a
+    solve then reads one small table and never the problems (a solve's request reads nothing
+    else of SQL)."""
+    frozen = list(
+        Competition.objects.filter(
+            freeze_at__isnull=False, end__gt=now, final_standings__isnull=True
+        ).values_list("pk", flat=True)
+    )
+    if not frozen:
+        return {}
     links = CompetitionProblem.objects.filter(
-        problem__slug__in=list(problems),
-        competition__freeze_at__isnull=False,
-        competition__end__gt=now,
-        competition__final_standings__isnull=True,
+        problem__slug__in=list(problems), competition__in=frozen
     ).values_list("problem__slug", "competition__freeze_at", "competition__end")
     windows: dict[str, list[tuple[dt.datetime, dt.datetime]]] = {}
     for slug, freeze_at, end in links:

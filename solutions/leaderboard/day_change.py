@@ -51,17 +51,18 @@ def frontiers_catch_up(boards: Mapping[str, maths.Window | None]) -> dict[str, i
     the board). A board never written yet starts at the day wanted: nothing is placed on it.
     All-time boards have no days and no frontier."""
     wanted = days_kept.frontier_wanted()
+    heads = journals.journal_heads(boards)  # one small read: most batches change no frontier
     frontiers = {}
     for board_slug, given in sorted(boards.items()):
-        journal = journals.journal_read(board_slug)
-        window = given or _window_of(journal)
+        head = heads[board_slug]
+        window = given or _window_of(head.window)
         if window is None or window.is_all_time:
             continue
-        frontier = journal.get("frontier")
-        if frontier is None or journal.get("window") != _window_kept(window):
+        frontier = head.frontier
+        if frontier is None or head.window != _window_kept(window):
             frontier = wanted if frontier is None else frontier
             changes = {"frontier": frontier, "window": _window_kept(window)}
-            journal = journals.journal_write(board_slug, journal, changes)
+            journals.journal_write(board_slug, journals.journal_read(board_slug), changes)
         while frontier < wanted:
             frontier += 1
             day_prepare(board_slug, window, frontier)
@@ -82,8 +83,7 @@ def _window_kept(window: maths.Window) -> dict:
     return {"kind": window.kind, "days": window.days, "streak": window.streak}
 
 
-def _window_of(journal: dict) -> maths.Window | None:
-    kept = journal.get("window")
+def _window_of(kept: dict | None) -> maths.Window | None:
     return None if kept is None else maths.Window(**kept)
 
 

@@ -140,21 +140,23 @@ _JOURNAL = {"v": 1, "epoch": 1, "folding": 1, "n": 1, "p": 1, **dict.fromkeys(_K
 
 @dataclass(frozen=True)
 class Head:
-    """What a batch reads of a board's journal before anything else: its version and the
-    board's frontier (None before its first batch)."""
+    """What a batch reads of a board's journal before anything else: its version, the board's
+    frontier (None before its first batch) and the window it keeps (see `day_change`)."""
 
     version: int = 0
     frontier: int | None = None
+    window: dict | None = None
 
 
 def journal_heads(boards: Iterable[str]) -> dict[str, Head]:
-    """{board: its journal's `Head`}: one read of the versions and frontiers alone, which a
-    batch takes before the entries (see `applier`)."""
+    """{board: its journal's `Head`}: one read of the versions, frontiers and windows alone,
+    which a batch takes before the entries (see `applier`)."""
     wanted = {journal_id(board): board for board in boards}
+    fields = {"v": 1, "frontier": 1, "window": 1}
     found = {
-        doc["_id"]: Head(doc.get("v", 0), doc.get("frontier"))
+        doc["_id"]: Head(doc.get("v", 0), doc.get("frontier"), doc.get("window"))
         for doc in orders.orders().find(
-            {"_id": {"$in": list(wanted)}}, {"v": 1, "frontier": 1}, batch_size=len(wanted) + 1
+            {"_id": {"$in": list(wanted)}}, fields, batch_size=len(wanted) + 1
         )
     }
     return {board: found.get(journal, Head()) for journal, board in wanted.items()}
