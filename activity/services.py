@@ -82,6 +82,9 @@ def alert_preferences_save(
 # --- locks -----------------------------------------------------------------------------------
 
 
+_MILLISECOND = dt.timedelta(milliseconds=1)
+
+
 @contextmanager
 def job_lock(name: str, ttl: dt.timedelta = LOCK_TTL) -> Iterator[bool]:
     """Hold the lock `name` for the block; yields False when somebody else holds it.
@@ -90,11 +93,12 @@ def job_lock(name: str, ttl: dt.timedelta = LOCK_TTL) -> Iterator[bool]:
     it is held the upsert collides on `_id` and fails. A worker killed mid-job leaves the lock
     behind, but only until it expires."""
     token = uuid.uuid4().hex
-    now = timezone.now()
+    server_now = {"$toLong": "$$NOW"}  # the server's clock, whatever this machine's says
+    expired = {"$lte": [{"$toLong": {"$ifNull": ["$expires_at", 0]}}, server_now]}
     try:
         mongo.locks().update_one(
-            {"_id": name, "expires_at": {"$lte": now}},
-            {"$set": {"owner": token, "expires_at": now + ttl}},
+            {"_id": name, "$expr": expired},
+            [{"$set": {"owner": token, "expires_at": {"$add": ["$$NOW", ttl // _MILLISECOND]}}}],
             upsert=True,
         )
         acquired = True

@@ -101,27 +101,48 @@ def _request_answer(*, key: str, body_hash: str, work: Callable[[], Answer]) -> 
 def _claim(requests: Collection, *, key: str, body_hash: str) -> Answer | None:
     """Claim `key` for this request (None), or the first request's stored answer to replay:
     a new key is inserted, a stale claim taken over; a key still in flight or used with another
-    body raises."""
+    body raises. Claims are timed by the server's clock (`$$NOW`), so a web machine whose clock
+    is off neither takes over a claim in flight nor waits on a dead one."""
     while True:
-        now = timezone.now()
         try:
-            requests.insert_one(
-                {"_id": key, "body_hash": body_hash, "state": PENDING, "claimed_at": now}
-            )
-            return None
+            claimed = requests.update_one(
+                {"_id": key},
+                [
+                    {
+                        "$set": {
+                            "claimed_at": {"$ifNull": ["$claimed_at", "$$NOW"]},
+                            "body_hash": {"$ifNull": ["$body_hash", {"$literal": body_hash}]},
+                            "state": {"$ifNull": ["$state", PENDING]},
+                        }
+                    }
+                ],
+                upsert=True,
+            )  # changes nothing of a key claimed before
+            if claimed.upserted_id is not None:
+                return None
         except DuplicateKeyError:
-            first = requests.find_one({"_id": key})
-        if first is None:  # released between our insert and our read: try again
+            pass  # claimed by another request at the same moment
+        first = requests.find_one({"_id": key})
+        if first is None:  # released between our write and our read: try again
             continue
         if first["body_hash"] != body_hash:
             raise KeyReused(key)
         if first["state"] == DONE:
             return Answer(status=first["status"], body=first["answer"], replayed=True)
-        if now - first["claimed_at"] < STALE_CLAIM:
-            raise KeyInFlight(key)
+        stale_ms = int(STALE_CLAIM.total_seconds() * 1000)
+        server_now = {"$toLong": "$$NOW"}
         taken = requests.update_one(
-            {"_id": key, "state": PENDING, "claimed_at": first["claimed_at"]},
-            {"$set": {"claimed_at": now}},
+            {
+                "_id": key,
+                "state": PENDING,
+                "claimed_at": first["claimed_at"],
+                "$expr": {
+                    "$lte": [{"$toLong": "$claimed_at"}, {"$subtract": [server_now, stale_ms]}]
+                },
+            },
+            [{"$set": {"claimed_at": "$$NOW"}}],
         )
         if taken.modified_count == 1:
             return None
+        if requests.find_one({"_id": key, "claimed_at": first["claimed_at"], "state": PENDING}):
+            raise KeyInFlight(key)  # claimed less than STALE_CLAIM ago

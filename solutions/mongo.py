@@ -168,13 +168,19 @@ TRANSIENT_CODES = frozenset(
 TRANSIENT_LABELS = ("RetryableWriteError", "TransientTransactionError")
 
 
+class StorageRefused(PyMongoError):
+    """The server refused a write the engine cannot do without (a document too large, say):
+    logged where it happens, answered as a storage fault (503) like those that pass, and never
+    taken for a conflict between writers."""
+
+
 def is_transient(error: BaseException) -> bool:
     """Whether `error` is a fault of the storage that passes: the server out of reach or
     changing primary, a write not confirmed by a majority in time (a `WriteConcernError`, e.g.
     `wtimeout`), a time limit, or any error labelled transient. Requests answer it 503
     `storage_unavailable` with Retry-After, and a retry with the same id finishes the work
     (every write is idempotent); anything else (a duplicate key, a bad command) is a bug."""
-    if isinstance(error, (ConnectionFailure, WriteConcernError, ExecutionTimeout)):
+    if isinstance(error, (ConnectionFailure, WriteConcernError, ExecutionTimeout, StorageRefused)):
         return True
     if isinstance(error, BulkWriteError):
         details = error.details or {}

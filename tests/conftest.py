@@ -18,7 +18,7 @@ from django.db.models.signals import post_migrate
 from pymongo import MongoClient
 
 from solutions import mongo, services
-from solutions.leaderboard import WEEK
+from solutions.leaderboard import WEEK, lease
 from solutions.models import Board, Problem
 from tools.embedded_mongo import EmbeddedServer
 
@@ -178,3 +178,9 @@ def empty_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+def lease_run_out() -> None:
+    """The applier's lease runs out now, as when its holder stopped `lease.LEASE_SECONDS` ago:
+    the lease is timed by the server's clock, which the tests' pinned time does not move."""
+    lease.appliers().update_one({"_id": lease.LEASE}, {"$set": {"until": 0}})

@@ -18,9 +18,9 @@ from pymongo.collection import Collection
 from pymongo.errors import AutoReconnect
 
 from solutions import services
-from solutions.leaderboard import applier, journals, orders, sets, tree
+from solutions.leaderboard import journals, orders, sets, tree
 from solutions.models import Problem
-from tests.conftest import NOW, make_programmer
+from tests.conftest import NOW, lease_run_out, make_programmer
 from tests.test_engine import orders_hold_the_entries
 
 SEEDS = int(os.environ.get("CRASH_SEEDS", "12"))  # more for a long hunt: CRASH_SEEDS=200
@@ -101,7 +101,7 @@ def test_solves_stopped_at_any_write_leave_every_order_holding_every_entry_once(
                 services.solve_record(programmer=programmer, problem=problem, solved_at=solved_at)
         except AutoReconnect:
             # A killed worker's lease runs out before anybody else can take it.
-            now.shift(applier.APPLY_LEASE + dt.timedelta(seconds=1))
+            lease_run_out()
     now.shift(dt.timedelta(minutes=5))
     services.solves_repair()
     today = services.today()

@@ -18,6 +18,7 @@ from solutions.leaderboard import (
     entries,
     expressions,
     journals,
+    lease,
     orders,
     reading,
     sets,
@@ -455,18 +456,20 @@ def test_a_solve_that_waited_out_a_stuck_holder_is_listed_and_marked_applied_by_
     mongodb, boards, alice, bob, now, monkeypatch
 ):
     """Another process took the lease and hangs: Alice's solve is counted and listed as pending,
-    waits its time out and answers. Nobody has moved her yet, so her solve is not marked applied
-    (the repair task would finish it). Once the lease is free, Bob's solve moves both of them in
-    one batch and marks both solves applied."""
+    waits its time out and is refused as behind (a 503, never a 201 for a solve not applied).
+    Nobody has moved her yet, so her solve is not marked applied (a retry or the repair task
+    finishes it). Once the lease is free, Bob's solve moves both of them in one batch and marks
+    both solves applied."""
     monkeypatch.setattr(applier, "APPLY_WAIT_SECONDS", 0.1)
-    holder, _pending = applier._lease_take("stuck", [])
+    holder, _pending = lease.take("stuck", [])
     assert holder
     first, second = many_problems(2)
-    solve_on(alice, first, NOW)
+    with pytest.raises(applier.OrdersBehind):
+        solve_on(alice, first, NOW)
     board = boards["last-7-days"]
     assert selectors.board_page(board=board).rows == []
     assert mongodb.solves.find_one({"programmer_id": alice.pk})["applied"] is False
-    applier._lease_release("stuck", None)
+    lease.release("stuck", None)
     solve_on(bob, second, NOW)
     every_board_shows(boards, [("Alice", 1), ("bob", 1)])
     assert mongodb.solves.count_documents({"applied": True}) == 2
@@ -493,7 +496,7 @@ def solves_listed(solve, people, boards) -> list[threading.Thread]:
         thread.start()
     deadline = time.monotonic() + 10
     wanted = len(people) * len(boards)
-    while len(applier.appliers().find_one({"_id": applier.LEASE})["pending"]) < wanted:
+    while len(lease.appliers().find_one({"_id": lease.LEASE})["pending"]) < wanted:
         assert time.monotonic() < deadline, "the solves were never listed"
         time.sleep(0.01)
     return threads
@@ -507,14 +510,14 @@ def test_solves_waiting_in_one_process_look_at_the_lease_through_one_driver_and_
     about as often as for one waiting solve, not three times as often. Once the lease is free,
     all three are moved in one batch, and that batch marks all three solves applied."""
     looks = []
-    real_look = applier._pending_now
+    real_look = lease.pending_now
 
     def counted_look():
         looks.append(threading.get_ident())
         return real_look()
 
-    monkeypatch.setattr(applier, "_pending_now", counted_look)
-    holder, _pending = applier._lease_take("another process", [])
+    monkeypatch.setattr(lease, "pending_now", counted_look)
+    holder, _pending = lease.take("another process", [])
     assert holder
     problem = many_problems(1)[0]
     people = [alice, bob, charlie]
@@ -526,12 +529,12 @@ def test_solves_waiting_in_one_process_look_at_the_lease_through_one_driver_and_
     time.sleep(0.4)  # all three wait for the other process's holder
     assert len(set(looks)) == 1  # one driver looks for all of them
     assert mongodb.solves.count_documents({"applied": True}) == 0
-    applier._lease_release("another process", None)
+    lease.release("another process", None)
     for thread in threads:
         thread.join(10)
     every_board_shows(boards, [("Alice", 1), ("bob", 1), ("charlie", 1)])
     assert mongodb.solves.count_documents({"applied": True}) == 3
-    assert applier.appliers().find_one({"_id": applier.LEASE})["pending"] == []
+    assert lease.appliers().find_one({"_id": lease.LEASE})["pending"] == []
 
 
 def test_a_solve_moved_by_another_request_answers_only_once_its_batch_marked_it_applied(
@@ -554,7 +557,7 @@ def test_a_solve_moved_by_another_request_answers_only_once_its_batch_marked_it_
             return self._collection.update_many(*args, **kwargs)
 
     monkeypatch.setattr(mongo, "solves", lambda: SlowToMark(real_solves()))
-    holder, _pending = applier._lease_take("another process", [])
+    holder, _pending = lease.take("another process", [])
     assert holder
     problem = many_problems(1)[0]
     people = [alice, bob, charlie]
@@ -566,7 +569,7 @@ def test_a_solve_moved_by_another_request_answers_only_once_its_batch_marked_it_
         applied_when_answered[programmer.handle] = logged["applied"]
 
     threads = solves_listed(solve, people, boards)
-    applier._lease_release("another process", None)
+    lease.release("another process", None)
     for thread in threads:
         thread.join(10)
     assert applied_when_answered == {p.handle: True for p in people}

@@ -29,7 +29,7 @@ from pymongo.errors import (
 from pymongo.synchronous.pool import Connection
 
 from solutions import leaderboard, mongo, selectors, services, tokens
-from solutions.leaderboard import applier, entries, journals, orders, reading, sets, tree
+from solutions.leaderboard import applier, entries, journals, lease, orders, reading, sets, tree
 from solutions.models import Board, Problem
 from tests.conftest import NOW, make_programmer
 from tests.test_engine import (
@@ -462,9 +462,9 @@ def test_a_fault_met_by_the_driver_fails_every_solve_waiting_with_it_and_each_re
     """Another process holds the lease, and three solves wait in this process with one driver.
     The driver's look meets a lost connection: all three fail with it at once (none meets it again
     in turn, a timeout each), and a retry of each counts it once on every board."""
-    holder, _pending = applier._lease_take("another process", [])
+    holder, _pending = lease.take("another process", [])
     assert holder
-    real_look, looks = applier._pending_now, []
+    real_look, looks = lease.pending_now, []
 
     def lost_once_all_wait():
         looks.append(1)
@@ -473,7 +473,7 @@ def test_a_fault_met_by_the_driver_fails_every_solve_waiting_with_it_and_each_re
             time.sleep(0.01)
         raise AutoReconnect("connection to the server was lost")
 
-    monkeypatch.setattr(applier, "_pending_now", lost_once_all_wait)
+    monkeypatch.setattr(lease, "pending_now", lost_once_all_wait)
     problem = many_problems(1)[0]
     people = [alice, bob, charlie]
     failures = {}
@@ -491,8 +491,8 @@ def test_a_fault_met_by_the_driver_fails_every_solve_waiting_with_it_and_each_re
         thread.join(20)
     assert sorted(failures) == sorted(p.handle for p in people)
     assert len(looks) == 1
-    monkeypatch.setattr(applier, "_pending_now", real_look)
-    applier._lease_release("another process", None)
+    monkeypatch.setattr(lease, "pending_now", real_look)
+    lease.release("another process", None)
     for programmer in people:
         solve_on(programmer, problem, NOW)  # the retry finishes the logged solve
     every_board_shows(boards, [("Alice", 1), ("bob", 1), ("charlie", 1)])

@@ -2,7 +2,7 @@
 
 **How a solve moves the orders.** The entry changes first (atomically, once); orders follow.
 Each entry records in ``placed`` what the orders hold for it and at which ``rev`` of the entry.
-One applier at a time moves orders, whoever holds the lease of the ``appliers`` document: it
+One applier at a time moves orders, whoever holds the lease (`lease`, the ``appliers`` document): it
 moves each programmer from ``placed`` to their current keys in the journals, then updates
 ``placed`` (never back to an older ``rev``), then folds the journals that are full. A solve that
 finds the lease free takes it, listing its programmer as pending in the same write, and moves
@@ -22,117 +22,41 @@ the entries), to try again. `tests/test_stale_applier.py` interleaves two applie
 
 from __future__ import annotations
 
-import datetime as dt
 import secrets
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from django.utils import timezone
-from pymongo import ReturnDocument
-from pymongo.collection import Collection
-from pymongo.errors import ConnectionFailure, DuplicateKeyError
+from pymongo.errors import ConnectionFailure, ExecutionTimeout
 
 from .. import mongo
-from . import day_change, days_kept, entries, groups, journals, maths, moving, orders, turns
+from . import (
+    day_change,
+    days_kept,
+    entries,
+    groups,
+    journals,
+    lease,
+    maths,
+    moving,
+    orders,
+    turns,
+)
 
-APPLY_LEASE = dt.timedelta(seconds=30)  # longer than any batch takes; frees a crashed applier
-# How long a solve waits for another request to apply it: longer than the lease, so a solve
-# outlives an applier that died holding it (its server was killed under it) and applies the
-# batch itself. Its answer then means that it is listed, with no repair task needed.
-APPLY_WAIT_SECONDS = 40.0
+# How long a solve waits for its batch: below gunicorn's timeout (`gunicorn.conf.py`), far above
+# a lease (`lease.LEASE_SECONDS`), so a solve outlives a holder that died and moves the batch
+# itself. Past it the solve is answered 503 (`OrdersBehind`), never 201: its retry, the next
+# holder or the repair task moves it.
+APPLY_WAIT_SECONDS = 20.0
 APPLY_POLL_SECONDS = (0.015, 0.05)  # a waiter's first and longest pause between looks
-LEASE = "orders"  # the one applier document: every solve moves orders of every board
+# The programmers a batch moves at most: what it writes into a journal stays far below a
+# document's 16 MB whatever is pending (2,500 programmers pending at once are ten batches).
+BATCH_PROGRAMMERS = 256
 
 
-def appliers() -> Collection:
-    return mongo.get_db()["appliers"]
-
-
-# --- the lease and who is pending ---------------------------------------------------------------
-
-
-def _item(board_slug: str, programmer_id: int, tag: str) -> str:
-    """A pending entry of the applier document, "board|id|tag": a programmer on a board, tagged
-    by whoever listed them (so one request's listing is never mistaken for another's)."""
-    return f"{board_slug}|{programmer_id}|{tag}"
-
-
-def _item_parts(item: str) -> tuple[str, int, str]:
-    """(board slug, programmer id, tag) of a pending entry made by `_item`."""
-    board_slug, programmer_id, tag = item.split("|")
-    return board_slug, int(programmer_id), tag
-
-
-def _applier_update(update: dict) -> None:
-    """Change the applier document, made on first use. Two first uses at once can both try to
-    make it: the loser's update is simply applied again (each is idempotent)."""
-    try:
-        appliers().update_one({"_id": LEASE}, update, upsert=True)
-    except DuplicateKeyError:
-        appliers().update_one({"_id": LEASE}, update)
-
-
-def _pending_add(items: list[str]) -> None:
-    if items:
-        _applier_update({"$addToSet": {"pending": {"$each": items}}})
-
-
-def pending_clear(board_slug: str) -> None:
-    """Forget the programmers pending on a board (its orders were just rebuilt from scratch)."""
-    _applier_update({"$pull": {"pending": {"$regex": f"^{board_slug}\\|"}}})
-
-
-def _lease_take(token: str, listed: list[str]) -> tuple[bool, list[str]]:
-    """List `listed` as pending and take the lease if it is free (or expired), in one write:
-    (whether this request now holds the lease, everything pending). A holder that stops midway
-    leaves what it listed to the next one; a request that finds the lease held is listed for
-    the holder's next batch by the same write. The applier collection holds one document, so
-    even the embedded server's `findAndModify` is cheap."""
-    now = timezone.now()
-    free = {"$not": [{"$gt": [{"$ifNull": ["$until", None]}, now]}]}
-    update = {
-        "token": {"$cond": [free, token, "$token"]},
-        "until": {"$cond": [free, now + APPLY_LEASE, "$until"]},
-        "pending": {"$setUnion": [{"$ifNull": ["$pending", []]}, listed]},
-    }
-    document = None
-    for _attempt in range(2):  # two first uses at once: the loser's write goes again
-        try:
-            document = appliers().find_one_and_update(
-                {"_id": LEASE},
-                [{"$set": update}],
-                projection={"pending": 1, "token": 1},
-                upsert=True,
-                return_document=ReturnDocument.AFTER,
-            )
-            break
-        except DuplicateKeyError:
-            continue
-    if document is None:
-        # Under concurrent writers SecantusDB 0.7 can answer "nothing matched" to a
-        # findAndModify that did its write: look, and list them if it did not.
-        document = appliers().find_one({"_id": LEASE}, {"pending": 1, "token": 1}) or {}
-        if document.get("token") != token and not set(listed) <= set(document.get("pending", [])):
-            _pending_add(listed)
-    return document.get("token") == token, list(document.get("pending", []))
-
-
-def _lease_release(token: str, done: list[str] | None) -> None:
-    """Give the lease back; `done`: what was moved (None: nothing, the batch failed), pulled
-    from the pending entries."""
-    update: dict = {"$set": {"until": None}}
-    if done:
-        update["$pullAll"] = {"pending": done}
-    appliers().update_one({"_id": LEASE, "token": token}, update)
-
-
-def _pending_now() -> tuple[set[str], bool]:
-    """(everything pending, whether the lease is free): one `_id` read."""
-    document = appliers().find_one({"_id": LEASE}, {"pending": 1, "until": 1}) or {}
-    until = document.get("until")
-    return set(document.get("pending", [])), until is None or until <= timezone.now()
+class OrdersBehind(ExecutionTimeout):
+    """The orders did not take a solve in time: a storage fault that passes (503, Retry-After)."""
 
 
 @dataclass(frozen=True)
@@ -172,48 +96,54 @@ def orders_catch_up(
 ) -> None:
     """Bring the orders up to date with the entries of these (board slug, programmer id) pairs
     (only everything pending when empty). They are listed as pending, and whoever holds the
-    lease next moves them with everybody pending, in one batch: this request if the lease is
-    free, else it waits for a holder to move them (taking the lease in turn once it is free).
-    The requests of one process wait together (`turns`): one of them lists them all, takes the
-    lease and looks at the applier document for all of them.
+    lease next moves them with everybody pending, in batches of at most BATCH_PROGRAMMERS
+    programmers: this request if the lease is free, else it waits for a holder to move them
+    (taking the lease in turn once it is free). The requests of one process wait together
+    (`turns`): one of them lists them all, takes the lease and looks at the applier document
+    for all of them.
 
     `tag` marks this request's programmers in the batch (a solve's id, say): the batch's
     finishers (`on_batch_moved`) do the work of every request in it at once. `boards`: the
     boards whose days every batch first prepares (`day_change`), with those of the pending
-    programmers. Waiting ends after APPLY_WAIT_SECONDS: whatever is still pending is moved by
-    the next holder or the repair task."""
+    programmers. Raises `OrdersBehind` when they are still pending after APPLY_WAIT_SECONDS:
+    the next holder or the repair task moves them."""
     token = secrets.token_hex(8)
     wanted = sorted(set(wanted))
     boards = dict(boards or {})
     if not wanted:
-        holder, pending = _lease_take(token, [])
-        if holder:
-            _batch_move(token, pending, boards)
+        # Everybody pending, a batch at a time while the lease is free (with nobody pending, a
+        # batch prepares the boards' days alone).
+        holder, pending = lease.take(token, [])
+        while holder and set(pending) - set(_batch_move(token, pending, boards)):
+            holder, pending = lease.take(token, [])
         return
-    items = frozenset(_item(slug, pid, tag or token) for slug, pid in wanted)
+    items = frozenset(lease.item(slug, pid, tag or token) for slug, pid in wanted)
     me = turns.Waiter(items, time.monotonic() + APPLY_WAIT_SECONDS)
     _TURNS.wait(me, lambda me: _drive(token, me, boards))
+    if not me.settled:
+        raise OrdersBehind(f"the orders did not take {len(items)} moves in time")
 
 
 def day_wait(board_slug: str, day: int) -> None:
     """Wait until a board's orders reach `day`, preparing it as the lease holder if the lease is
     free (see `day_change`): the first read of a day that no holder prepared before midnight
-    (no solve and no repair task in its last hour). Gives up after APPLY_WAIT_SECONDS. A day
-    past the frontier wanted now has no orders to wait for: its sums are only a forecast."""
+    (no solve and no repair task in its last hour). Raises `OrdersBehind` after
+    APPLY_WAIT_SECONDS. A day past the frontier wanted now has no orders to wait for: its sums
+    are only a forecast."""
     if day > days_kept.frontier_wanted():
         raise ValueError(f"day {day} of {board_slug} is a forecast: it has no orders yet")
     deadline = time.monotonic() + APPLY_WAIT_SECONDS
     pause = APPLY_POLL_SECONDS[0]
     while True:
         token = secrets.token_hex(8)
-        holder, pending = _lease_take(token, [])
+        holder, pending = lease.take(token, [])
         if holder:
             _batch_move(token, pending, {board_slug: None})
         head = journals.journal_heads([board_slug])[board_slug]
         if head.frontier is None or head.frontier >= day:
             return
         if time.monotonic() > deadline:
-            raise TimeoutError(f"the orders of {board_slug} are not prepared for day {day}")
+            raise OrdersBehind(f"the orders of {board_slug} are not prepared for day {day}")
         time.sleep(pause)
         pause = min(pause * 1.5, APPLY_POLL_SECONDS[1])
 
@@ -221,48 +151,60 @@ def day_wait(board_slug: str, day: int) -> None:
 def _drive(token: str, me: turns.Waiter, boards: Boards) -> None:
     """Drive for every request of this process waiting for the orders, until `me` is settled or
     out of time: list them (taking the lease if it is free), move everybody pending while
-    holding it, and otherwise look every few dozen milliseconds which of them another holder
-    moved, taking the lease once it is free. Only a request listed before a look can be settled
-    by it: one not listed yet is not pending because nobody listed it. A batch that meets the
-    writes of an applier that outlived its lease (`orders.OrdersConflict`) gives the lease back
-    with everybody still pending, and the requests wait on as if another holder had it."""
+    holding it, a batch at a time, and otherwise look every few dozen milliseconds which of
+    them another holder moved, taking the lease once it is free. Only a request listed before
+    a look can be settled by it: one not listed yet is not pending because nobody listed it. A
+    batch that meets the writes of an applier that outlived its lease (`orders.OrdersConflict`)
+    gives the lease back with everybody still pending, and the requests wait on as if another
+    holder had it."""
     pause = APPLY_POLL_SECONDS[0]
     take = True
     while not me.settled and time.monotonic() < me.deadline:
         if take:
             waiting = _TURNS.unsettled()
-            holder, pending = _lease_take(token, sorted({i for w in waiting for i in w.items}))
+            holder, pending = lease.take(token, sorted({i for w in waiting for i in w.items}))
             _TURNS.mark_listed(waiting)
             if holder:
                 try:
-                    _batch_move(token, pending, boards)
+                    moved = set(_batch_move(token, pending, boards))
                 except orders.OrdersConflict:
                     pass  # an applier that outlived its lease wrote first: all stay pending
                 else:
-                    _TURNS.settle(set(pending).issuperset)  # `me` among them
-                    return
+                    _TURNS.settle(moved.issuperset)
+                    continue  # `me` among them, or the next batch at once
         time.sleep(pause)
         pause = min(pause * 1.5, APPLY_POLL_SECONDS[1])
-        pending_now, free = _pending_now()
+        pending_now, free = lease.pending_now()
         _TURNS.settle(pending_now.isdisjoint)
         take = free or any(not w.listed for w in _TURNS.unsettled())
 
 
-def _batch_move(token: str, pending: list[str], boards: Boards) -> None:
-    """As the lease holder, prepare the boards' days (`day_change`), move everybody pending,
-    finish the batch (`on_batch_moved`) and give the lease back."""
-    items = [_item_parts(item) for item in pending]
+def _batch_move(token: str, pending: list[str], boards: Boards) -> list[str]:
+    """As the lease holder, prepare the boards' days (`day_change`), move the first
+    BATCH_PROGRAMMERS programmers pending, finish the batch (`on_batch_moved`) and give the
+    lease back; returns the pending items it moved."""
+    batch = _batch_of(pending)
+    items = [lease.item_parts(item) for item in batch]
     moved = Moved(frozenset(board for board, *_ in items), frozenset(tag for *_, tag in items))
     try:
         day_change.frontiers_catch_up({**dict.fromkeys(moved.boards), **boards})
+        lease.keep()
         _orders_apply({(board, pid) for board, pid, _tag in items})
         for finish in _BATCH_FINISHERS:
             finish(moved)
     except BaseException:
         # Everything stays pending for the next holder; after a fault, give up in bounded time.
-        mongo.cleanup(lambda: _lease_release(token, None))
+        mongo.cleanup(lambda: lease.release(token, None))
         raise
-    _lease_release(token, pending)
+    lease.release(token, batch)
+    return batch
+
+
+def _batch_of(pending: list[str]) -> list[str]:
+    """The pending items of the first BATCH_PROGRAMMERS programmers (by id), on every board."""
+    programmers = sorted({lease.item_parts(item)[1] for item in pending})[:BATCH_PROGRAMMERS]
+    taken = set(programmers)
+    return [item for item in pending if lease.item_parts(item)[1] in taken]
 
 
 # --- a batch -------------------------------------------------------------------------------------
@@ -351,6 +293,6 @@ def entries_replace(
     moves). The programmer is listed as pending first, so a crash right after still leaves the
     orders to the next applier."""
     marker = secrets.token_hex(8)
-    _pending_add([_item(slug, programmer_id, marker) for slug in documents])
+    lease.pending_add([lease.item(slug, programmer_id, marker) for slug in documents])
     entries.entries_set(programmer_id, documents)
     orders_catch_up([(slug, programmer_id) for slug in documents], boards=boards)

@@ -39,7 +39,7 @@ from pymongo import InsertOne
 from pymongo.errors import BulkWriteError
 
 from .. import mongo
-from . import days_kept, entries, groups, journals, maths, moving, orders, reading, sets
+from . import days_kept, entries, groups, journals, lease, maths, moving, orders, reading, sets
 
 PREP_CHUNK = 256  # programmers a preparation moves a journal write
 
@@ -101,6 +101,7 @@ def day_prepare(board_slug: str, window: maths.Window, day: int) -> None:
         prep = {"day": day, "after": -1}
     due = [pid for pid in _programmers_due(window, day) if pid > prep["after"]]
     for start in range(0, len(due), PREP_CHUNK):
+        lease.keep()  # a day of many programmers takes several seconds
         chunk = due[start : start + PREP_CHUNK]
         by_part: dict[tuple[str, str], list[moving.Move]] = defaultdict(list)
         for entry in entries.entries_placed(board_slug, chunk):

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from bson import Binary
 
-from . import days_kept, groups, maths, moving, order_documents, orders, sets
+from . import days_kept, groups, lease, maths, moving, order_documents, orders, sets
 
 # Programmers' moves a board's journal holds before they are folded into orders. The moves of the
 # groups in the ranklists ride along uncounted: a programmer with g groups makes 38 (1 + g) moves
@@ -267,6 +267,7 @@ def journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
         if not journal.get("folding")
     }
     journals_swap(journals, marked)
+    lease.keep()  # a fold reads and writes many sets
     oldest = days_kept.history_from(days_kept.current_day())
     folding = {}
     for board, journal in journals.items():

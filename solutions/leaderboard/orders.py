@@ -37,6 +37,7 @@ one Python process), so a solve writes a handful of documents whatever the board
 from __future__ import annotations
 
 import functools
+import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
@@ -56,10 +57,23 @@ IN_READS = 4
 IN_MAX = 40
 INLINE_MAX = 128  # an order this small keeps its one set inside its manifest: one write moves it
 
+log = logging.getLogger(__name__)
+
 
 class OrdersConflict(RuntimeError):
     """Another writer changed a set or manifest first (an applier that outlived its lease): the
     moves stay pending for the next applier."""
+
+
+def _conflict_or_refused(error: BulkWriteError, conflict: str) -> Exception:
+    """What a refused write of the orders means: a duplicate key is a conflict with another
+    applier (everybody stays pending, to try again); anything else (a document too large, a bad
+    update) would be refused again, so it is logged and raised as a storage fault (503), never
+    taken for a conflict and swallowed."""
+    if mongo.only_duplicates(error):
+        return OrdersConflict(conflict)
+    log.error("the storage refused a write of the orders: %s", error.details)
+    return mongo.StorageRefused(f"the storage refused a write of the orders: {error}")
 
 
 # --- collections --------------------------------------------------------------------------------
@@ -211,7 +225,7 @@ def manifests_move(
         try:
             result = order_sets().bulk_write(set_writes, ordered=False)
         except BulkWriteError as error:
-            raise OrdersConflict("a set was written since it was read") from error
+            raise _conflict_or_refused(error, "a set was written since it was read") from error
         if result.matched_count < expected_matches:
             raise OrdersConflict("a set changed since it was read")
     manifests_swap(swaps)
@@ -405,7 +419,7 @@ def manifests_swap(swaps: list[tuple[str, int, dict]]) -> None:
     try:
         result = orders().bulk_write(operations, ordered=False)
     except BulkWriteError as error:
-        raise OrdersConflict("a manifest was created meanwhile") from error
+        raise _conflict_or_refused(error, "a manifest was created meanwhile") from error
     if result.matched_count + result.inserted_count < len(operations):
         raise OrdersConflict("a manifest changed since it was read")
 

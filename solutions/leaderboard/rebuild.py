@@ -25,7 +25,7 @@ from pymongo import InsertOne, ReplaceOne
 from pymongo.collection import Collection
 
 from .. import mongo
-from . import applier, day_change, days_kept, entries, groups, maths, moving, orders, sets
+from . import day_change, days_kept, entries, groups, lease, maths, moving, orders, sets
 
 BATCH = 1_000
 SPILL_BYTES = 1 << 20  # buffer this much of an order's records before appending to its file
@@ -222,7 +222,7 @@ def _orders_build(
 
     written = _orders_sort_and_write(files, ranked, progress)
     written += _orders_sort_and_write(ranklists.files())
-    applier.pending_clear(board_slug)
+    lease.pending_clear(board_slug)
     return written
 
 

@@ -1,0 +1,142 @@
+"""The applier's lease: who may move the orders now, and who is pending (the `appliers` document).
+
+One document holds the lease (`token`, `until`) and the pending list ("board|id|tag" items).
+Every time is the **server's**: `until` is milliseconds of the server's clock (`$$NOW`), taken,
+compared and renewed in the update that reads it, so a web machine whose clock is off changes
+nothing. (Stored as a number: SecantusDB compares a stored date with `$$NOW` wrongly.)
+
+The lease is short (`LEASE_SECONDS`) and its holder renews it as it works (`keep`, before each
+long step), so a holder that dies is replaced within a few seconds; a holder that finds its
+lease taken stops with everybody still pending (`orders.OrdersConflict`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from pymongo import ReturnDocument
+from pymongo.collection import Collection
+from pymongo.errors import DuplicateKeyError
+
+from .. import mongo
+from .orders import OrdersConflict
+
+LEASE_SECONDS = 3.0  # a dead holder stalls the solves this long at most
+RENEW_SECONDS = 1.0  # a holder renews when it took its lease or renewed it this long ago
+LEASE = "orders"  # the one applier document: every solve moves orders of every board
+
+_SERVER_NOW = {"$toLong": "$$NOW"}
+_FREE = {"$not": [{"$gt": [{"$ifNull": ["$until", 0]}, _SERVER_NOW]}]}
+_UNTIL = {"$add": [_SERVER_NOW, int(LEASE_SECONDS * 1000)]}
+
+
+def appliers() -> Collection:
+    return mongo.get_db()["appliers"]
+
+
+def item(board_slug: str, programmer_id: int, tag: str) -> str:
+    """A pending entry, "board|id|tag": a programmer on a board, tagged by whoever listed them
+    (so one request's listing is never mistaken for another's)."""
+    return f"{board_slug}|{programmer_id}|{tag}"
+
+
+def item_parts(pending: str) -> tuple[str, int, str]:
+    """(board slug, programmer id, tag) of a pending entry made by `item`."""
+    board_slug, programmer_id, tag = pending.split("|")
+    return board_slug, int(programmer_id), tag
+
+
+def _update(update: dict) -> None:
+    """Change the applier document, made on first use. Two first uses at once can both try to
+    make it: the loser's update is simply applied again (each is idempotent)."""
+    try:
+        appliers().update_one({"_id": LEASE}, update, upsert=True)
+    except DuplicateKeyError:
+        appliers().update_one({"_id": LEASE}, update)
+
+
+def pending_add(items: list[str]) -> None:
+    if items:
+        _update({"$addToSet": {"pending": {"$each": items}}})
+
+
+def pending_clear(board_slug: str) -> None:
+    """Forget the programmers pending on a board (its orders were just rebuilt from scratch)."""
+    _update({"$pull": {"pending": {"$regex": f"^{board_slug}\\|"}}})
+
+
+def take(token: str, listed: list[str]) -> tuple[bool, list[str]]:
+    """List `listed` as pending and take the lease if it is free (or ran out), in one write:
+    (whether this request now holds the lease, everything pending). A holder that stops midway
+    leaves what it listed to the next one; a request that finds the lease held is listed for
+    the holder's next batch by the same write."""
+    update = {
+        "token": {"$cond": [_FREE, token, "$token"]},
+        "until": {"$cond": [_FREE, _UNTIL, "$until"]},
+        "pending": {"$setUnion": [{"$ifNull": ["$pending", []]}, listed]},
+    }
+    document = None
+    for _attempt in range(2):  # two first uses at once: the loser's write goes again
+        try:
+            document = appliers().find_one_and_update(
+                {"_id": LEASE},
+                [{"$set": update}],
+                projection={"pending": 1, "token": 1},
+                upsert=True,
+                return_document=ReturnDocument.AFTER,
+            )
+            break
+        except DuplicateKeyError:
+            continue
+    if document is None:
+        # Under concurrent writers SecantusDB 0.7 can answer "nothing matched" to a
+        # findAndModify that did its write: look, and list them if it did not.
+        document = appliers().find_one({"_id": LEASE}, {"pending": 1, "token": 1}) or {}
+        if document.get("token") != token and not set(listed) <= set(document.get("pending", [])):
+            pending_add(listed)
+    held = document.get("token") == token
+    if held:
+        _held.token, _held.renewed = token, time.monotonic()
+    return held, list(document.get("pending", []))
+
+
+def release(token: str, done: list[str] | None) -> None:
+    """Give the lease back; `done`: what was moved (None: nothing, the batch failed), pulled
+    from the pending entries."""
+    _held.token = None
+    update: dict = {"$set": {"until": None}}
+    if done:
+        update["$pullAll"] = {"pending": done}
+    appliers().update_one({"_id": LEASE, "token": token}, update)
+
+
+def pending_now() -> tuple[set[str], bool]:
+    """(everything pending, whether the lease is free now, by the server's clock): one read."""
+    found = list(
+        appliers().aggregate(
+            [{"$match": {"_id": LEASE}}, {"$project": {"pending": 1, "free": _FREE}}]
+        )
+    )
+    document = found[0] if found else {}
+    return set(document.get("pending", [])), document.get("free", True)
+
+
+# The lease this thread holds, for `keep`: its token and when it was last taken or renewed.
+_held = threading.local()
+
+
+def keep() -> None:
+    """Renew this thread's lease if it was taken or renewed RENEW_SECONDS ago (a batch that takes
+    less renews nothing): called before each long step of a batch, a fold or a day's
+    preparation. A lease that ran out and was taken by another holder is lost: the step is not
+    taken (`OrdersConflict`, everybody stays pending)."""
+    token = getattr(_held, "token", None)
+    if token is None or time.monotonic() - _held.renewed < RENEW_SECONDS:
+        return
+    # Still its token: nobody took it, even if it ran out meanwhile.
+    renewed = appliers().update_one({"_id": LEASE, "token": token}, [{"$set": {"until": _UNTIL}}])
+    if renewed.matched_count != 1:
+        _held.token = None
+        raise OrdersConflict("the lease ran out and another holder took it")
+    _held.renewed = time.monotonic()

@@ -1,0 +1,125 @@
+"""The applier's lease through a dead holder, a machine whose clock is off, a crowd pending at
+once and a write the storage refuses: no stall past a few seconds, no 201 for a solve not
+applied, no journal outgrowing a document, no refused write taken for a conflict."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import time
+
+import bson
+import pytest
+from pymongo.errors import BulkWriteError
+
+from solutions import mongo, services
+from solutions.leaderboard import applier, journals, lease, orders
+from solutions.models import Problem
+from tests.conftest import NOW, make_programmer
+from tests.test_engine import orders_hold_the_entries
+
+
+def test_a_holder_that_died_stalls_the_next_solve_a_lease_at_most(mongodb, now, boards, alice):
+    """A worker took the lease and was killed: the next solve waits for the lease to run out on
+    the server's clock (seconds, not the 30 a long lease took), takes it and is applied."""
+    problem = Problem.objects.create(slug="a", title="A", answer="1")
+    assert lease.take("killed worker", [])[0]
+    started = time.monotonic()
+    services.solve_record(programmer=alice, problem=problem, solved_at=NOW)
+    waited = time.monotonic() - started
+    assert lease.LEASE_SECONDS * 0.5 < waited < lease.LEASE_SECONDS * 3
+    assert mongodb.solves.find_one({"programmer_id": alice.pk})["applied"] is True
+
+
+@pytest.mark.parametrize("skew", [dt.timedelta(seconds=-15), dt.timedelta(seconds=15)])
+def test_a_machine_whose_clock_is_off_neither_takes_a_live_lease_nor_answers_201(
+    mongodb, now, boards, alice, monkeypatch, skew
+):
+    """This machine's clock is 15 s behind or ahead (and the tests' pinned clock years away):
+    a lease another worker holds stays its own until it runs out on the server's clock, and a
+    solve that could not wait that long is refused as behind, never answered as applied."""
+    monkeypatch.setattr(applier, "APPLY_WAIT_SECONDS", 0.5)
+    problem = Problem.objects.create(slug="a", title="A", answer="1")
+    now.shift(skew)
+    assert lease.take("another worker", [])[0]
+    with pytest.raises(applier.OrdersBehind):
+        services.solve_record(programmer=alice, problem=problem, solved_at=NOW)
+    assert mongodb.solves.find_one({"programmer_id": alice.pk})["applied"] is False
+    assert lease.appliers().find_one({"_id": lease.LEASE})["token"] == "another worker"
+
+
+@pytest.mark.slow
+def test_2500_programmers_pending_at_once_are_placed_in_bounded_batches(
+    mongodb, now, boards, monkeypatch
+):
+    """2,500 programmers with a country and an organization each, counted while nobody moves
+    the orders (a crowd behind a stuck lease), are placed by the next holder in batches of at
+    most BATCH_PROGRAMMERS, every journal far below a document's 16 MB, and every order equals
+    the entries (the brute force)."""
+    chance = random.Random(7)
+    problems = [Problem.objects.create(slug=f"p{i}", title=f"P{i}", answer="1") for i in range(3)]
+    people = [
+        make_programmer(
+            f"crowd{n:04d}",
+            country=chance.choice(["BD", "IN", "NP"]),
+            organization=f"Org {chance.randrange(40)}",
+        )
+        for n in range(2500)
+    ]
+    listed: list[tuple[str, int]] = []
+    monkeypatch.setattr(
+        applier, "orders_catch_up", lambda wanted=(), **_: listed.extend(wanted)
+    )  # counted in the entries, left pending
+    for programmer in people:
+        for problem in chance.sample(problems, chance.randrange(1, 3)):
+            moment = NOW - dt.timedelta(days=chance.randrange(10), minutes=chance.randrange(600))
+            services.solve_record(programmer=programmer, problem=problem, solved_at=moment)
+    monkeypatch.undo()
+    lease.pending_add([lease.item(board, pid, "crowd") for board, pid in set(listed)])
+    batches, largest_journal = [], 0
+    real_apply = applier._orders_apply
+
+    def apply_watched(wanted):
+        nonlocal largest_journal
+        batches.append(len({pid for _board, pid in wanted}))
+        real_apply(wanted)
+        for journal in journals.journals_read(boards)[0].values():
+            largest_journal = max(largest_journal, len(bson.encode(journal)))
+
+    monkeypatch.setattr(applier, "_orders_apply", apply_watched)
+    applier.orders_catch_up()
+    assert sum(batches) == 2500 and max(batches) == applier.BATCH_PROGRAMMERS
+    assert largest_journal < 4 * 1024 * 1024
+    assert lease.appliers().find_one({"_id": lease.LEASE})["pending"] == []
+    today = services.today()
+    for board in boards.values():
+        orders_hold_the_entries(board, range(today - 10, today + 2))
+
+
+def test_a_write_the_storage_refuses_is_a_storage_fault_not_a_conflict(
+    mongodb, now, boards, alice, monkeypatch
+):
+    """A journal the server refuses (too large, say: code 10334) is no conflict between
+    appliers to wait out and retry forever: the solve is answered 503 with Retry-After, the
+    refusal is logged, and the solve stays pending for a retry once the cause is gone."""
+    problem = Problem.objects.create(slug="a", title="A", answer="1")
+    real_orders = orders.orders
+
+    class Refusing:
+        """The orders collection, whose server refuses every bulk write."""
+
+        def __getattr__(self, name):
+            return getattr(real_orders(), name)
+
+        def bulk_write(self, *_args, **_kwargs):
+            error = {"index": 0, "code": 10334, "errmsg": "object to insert too large"}
+            raise BulkWriteError({"writeErrors": [error]})
+
+    monkeypatch.setattr(orders, "orders", Refusing)
+    with pytest.raises(mongo.StorageRefused):
+        services.solve_record(programmer=alice, problem=problem, solved_at=NOW)
+    assert mongo.is_transient(mongo.StorageRefused("refused"))
+    assert mongodb.solves.find_one({"programmer_id": alice.pk})["applied"] is False
+    monkeypatch.setattr(orders, "orders", real_orders)
+    services.solves_repair()
+    assert mongodb.solves.find_one({"programmer_id": alice.pk})["applied"] is True
