@@ -52,6 +52,11 @@ class AlertPreferences(models.Model):
     followed_rank_drops = models.BooleanField(
         default=False, verbose_name="Alert me when somebody I follow drops on a board"
     )
+    share_rank_drops = models.BooleanField(
+        default=False,
+        verbose_name="Post my rank drops to the community chat",
+        help_text="Staff choose the chats; your handle and ranks are posted there.",
+    )
 
     class Meta:
         verbose_name_plural = "alert preferences"

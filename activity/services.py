@@ -34,6 +34,7 @@ from solutions.services import today
 
 from . import mongo, samples, selectors
 from .models import AlertPreferences, AlertRule, Follow
+from .signals import rank_drop_shared
 
 logger = logging.getLogger(__name__)
 
@@ -70,11 +71,19 @@ def follow_delete(*, user: AbstractBaseUser, programmer: Programmer) -> bool:
 
 
 def alert_preferences_save(
-    *, user: AbstractBaseUser, my_rank_drops: bool, followed_rank_drops: bool
+    *,
+    user: AbstractBaseUser,
+    my_rank_drops: bool,
+    followed_rank_drops: bool,
+    share_rank_drops: bool = False,
 ) -> AlertPreferences:
     preferences, _ = AlertPreferences.objects.update_or_create(
         user=user,
-        defaults={"my_rank_drops": my_rank_drops, "followed_rank_drops": followed_rank_drops},
+        defaults={
+            "my_rank_drops": my_rank_drops,
+            "followed_rank_drops": followed_rank_drops,
+            "share_rank_drops": share_rank_drops,
+        },
     )
     return preferences
 
@@ -235,7 +244,17 @@ def alert_watch_list() -> dict[int, list[Recipient]]:
     ).values_list("follower_id", "follower__email", "followed_id")
     for user_id, email, programmer_id in followed:
         watch[programmer_id].append(Recipient(user_id, email, own=False))
+    for programmer_id in rank_drops_shared():
+        watch.setdefault(programmer_id, [])  # watched; nobody notified, the chats are told
     return dict(watch)
+
+
+def rank_drops_shared() -> set[int]:
+    """The programmers who chose to have their rank drops posted to the community's chats."""
+    shared = AlertPreferences.objects.filter(
+        share_rank_drops=True, user__is_active=True, user__programmer__isnull=False
+    )
+    return set(shared.values_list("user__programmer__id", flat=True))
 
 
 def samples_record(
@@ -289,6 +308,7 @@ def alerts_check(*, board: Board) -> AlertReport:
             return report
         now = samples.to_millis(timezone.now())
         watch = alert_watch_list()
+        shared = rank_drops_shared()
         programmers = Programmer.objects.in_bulk(list(watch))
         report.watched = len(programmers)
         places = selectors.places_of(board=board, day=today(), programmers=programmers.values())
@@ -298,6 +318,10 @@ def alerts_check(*, board: Board) -> AlertReport:
             if drop is None or drop.places < rule.places:
                 continue
             report.drops += 1
+            if pid in shared:
+                rank_drop_shared.send(
+                    sender=AlertRule, rule=rule, programmer=programmers[pid], drop=drop
+                )
             for recipient in watch[pid]:
                 created, emailed = notification_send(
                     rule=rule, programmer=programmers[pid], recipient=recipient, drop=drop, now=now

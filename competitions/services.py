@@ -18,6 +18,7 @@ from solutions.models import Problem, Programmer
 
 from . import selectors
 from .models import Competition, CompetitionProblem, Registration
+from .signals import competition_archived
 
 # The site's refusals and the competition's own (not running, not registered) are one kind.
 SubmissionRefused = solution_services.SubmissionRefused
@@ -210,6 +211,7 @@ def competition_archive(*, competition: Competition) -> bool:
     )
     if archived:
         competition.final_standings, competition.final_archived_at = final, now
+        competition_archived.send(sender=Competition, competition=competition)
     else:  # somebody archived it first: theirs stands
         competition.refresh_from_db(fields=["final_standings", "final_archived_at"])
     return bool(archived)

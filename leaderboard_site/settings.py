@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "solutions",
     "competitions",
     "activity",
+    "integrations",
     "demo",
 ]
 
@@ -224,6 +225,8 @@ CELERY_BEAT_SCHEDULE = {
     "prune-old-orders": {"task": "solutions.tasks.orders_prune_task", "schedule": 3600.0},
     # Archives the final standings of competitions that have ended, and counts the solves
     # their freezes held off the public pages (solutions/holds.py) within a minute of the end.
+    # Webhooks: competitions that started and boards whose leader changed (integrations app).
+    "webhook-events": {"task": "integrations.tasks.webhooks_watch_task", "schedule": 20.0},
     "archive-finished-competitions": {
         "task": "competitions.tasks.archive_finished_competitions_task",
         "schedule": 60.0,

@@ -15,7 +15,7 @@ from django.db.models.functions import Lower
 from django_countries.fields import Country
 from pymongo import DESCENDING
 
-from . import holds, leaderboard, mongo, solvers
+from . import cards, holds, leaderboard, mongo, solvers
 from .leaderboard import days_kept, entries, groups, orders, reading, sets, streaks
 from .models import Board, Problem, Programmer, handle_key
 from .services import today
@@ -890,3 +890,27 @@ def problem_solvers(*, problem: Problem) -> ProblemSolvers:
         return rows[: solvers.SOLVERS_SHOWN]
 
     return ProblemSolvers(count=stats.solvers, first=shown(stats.first), recent=shown(stats.recent))
+
+
+# --- the profile card ----------------------------------------------------------------------------
+
+
+def programmer_card(*, programmer: Programmer) -> cards.Card:
+    """What the profile card shows: the rank and score on the default board today (the one rank
+    selector), the current streak and the solves of the last 52 weeks, from the same read of
+    their shown solves as the profile's year (held solves left out: the card is public)."""
+    board = board_default()
+    standing = programmer_standing(board=board, programmer=programmer) if board else None
+    year = programmer_year(programmer=programmer)
+    return cards.Card(
+        handle=programmer.handle,
+        country_code=programmer.country.code or "",
+        country_name=str(programmer.country.name or ""),
+        board_title=board.title if board else "",
+        rank=standing.rank if standing else None,
+        score=standing.score if standing else 0,
+        total=standing.total if standing else 0,
+        current_streak=year.current_streak,
+        weeks=cards.weeks_of(year.days, year.last_day),
+        today=year.last_date,
+    )

@@ -13,6 +13,7 @@ urlpatterns = [
     path("leaderboard/", views.board, name="leaderboard"),
     path("leaderboard/<slug:slug>/", views.board, name="board"),
     path("u/<str:handle>/", views.profile, name="profile"),
+    path("u/<str:handle>/card.svg", views.profile_card, name="profile_card"),
     # The live fragments of the board and the profile: the same views, rendering only the part
     # that moves (polled by static/solutions/live.js).
     path("leaderboard/<slug:slug>/live/", views.board, {"fragment": True}, name="board_live"),

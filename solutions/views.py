@@ -10,21 +10,23 @@ from axes.helpers import get_client_ip_address
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.cache import patch_cache_control
 from django.utils.http import quote_etag
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_http_methods, require_safe
 
-from . import etags, extensions, leaderboard, limits, live, selectors, services
+from . import cards, etags, extensions, leaderboard, limits, live, selectors, services
 from .forms import AnswerForm, BoardQueryForm, SignupForm
 from .models import Board, Problem, Programmer
 
@@ -215,12 +217,49 @@ def profile(request: HttpRequest, handle: str, fragment: bool = False) -> HttpRe
         "profile": selectors.programmer_profile(programmer=programmer, held=request.user.is_staff),
         "live_url": reverse("profile_live", args=[programmer.handle]),
         "live_etag": quote_etag(etags.profile_etag(request, programmer.handle, fragment=True)),
+        "card_markdown": _card_markdown(request, programmer),
     }
     template = "solutions/_profile_live.html" if fragment else "solutions/profile.html"
     return render(request, template, context)
 
 
+CARD_CACHE_SECONDS = 300  # how long a card is kept, here and by browsers and image proxies
+
+
+@require_safe
+def profile_card(request: HttpRequest, handle: str) -> HttpResponse:
+    """The profile card (`cards`), public like an anonymous visitor's profile: the same card for
+    everybody, so browsers, image proxies and the site's cache may keep it a few minutes. A
+    hidden, banned or unknown handle is a 404, as its profile is to the public."""
+    theme = request.GET.get("theme") or cards.DEFAULT_THEME
+    if theme not in cards.THEMES:
+        known = " or ".join(cards.THEMES)
+        return HttpResponseBadRequest(
+            f"Unknown theme {theme[:20]!r}: use {known}.", content_type="text/plain"
+        )
+    programmer = selectors.programmer_profile_for(handle=handle, viewer=AnonymousUser())
+    if programmer is None:
+        raise Http404("No programmer has that handle.")
+    key = (
+        f"card:{programmer.pk}:{programmer.handle}:{programmer.country}:{theme}:{services.today()}"
+    )
+    svg = cache.get(key)
+    if svg is None:
+        svg = cards.card_svg(selectors.programmer_card(programmer=programmer), theme)
+        cache.set(key, svg, CARD_CACHE_SECONDS)
+    response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    patch_cache_control(response, public=True, max_age=CARD_CACHE_SECONDS)
+    return response
+
+
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _card_markdown(request: HttpRequest, programmer: Programmer) -> str:
+    """The Markdown that shows the profile card linked to the profile, for a README."""
+    card = request.build_absolute_uri(reverse("profile_card", args=[programmer.handle]))
+    page = request.build_absolute_uri(reverse("profile", args=[programmer.handle]))
+    return f"[![{programmer.handle} on the leaderboard]({card})]({page})"
 
 
 def _solved_slugs(programmer: Programmer | None) -> set[str]:

@@ -165,8 +165,25 @@
 
   window.addEventListener("resize", function () { scrollCues(document); });
 
+  /* A "Copy" button (data-copy="<id of a text field>") copies the field's text and says so;
+     where the clipboard is refused, the text is selected for the reader to copy. */
+  function copyButtons() {
+    Array.prototype.forEach.call(document.querySelectorAll("button[data-copy]"), function (button) {
+      button.addEventListener("click", function () {
+        var field = document.getElementById(button.getAttribute("data-copy"));
+        if (!field) return;
+        field.select();
+        var said = function () { button.textContent = "Copied"; };
+        if (navigator.clipboard && navigator.clipboard.writeText) {
+          navigator.clipboard.writeText(field.value).then(said, function () {});
+        }
+      });
+    });
+  }
+
   function start() {
     flagSelects();
+    copyButtons();
     localTimes(document);
     clocks();
     foldFilters();

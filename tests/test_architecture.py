@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = "solutions"
-ABOVE = ("activity", "competitions")
+ABOVE = ("activity", "competitions", "integrations")
 
 
 def core_modules() -> list[str]:
@@ -114,7 +114,14 @@ WRITES = ("insert", "update", "replace", "bulk_write", "find_one_and", "delete")
 def site_modules() -> list[Path]:
     return sorted(
         path
-        for app in ("solutions", "competitions", "activity", "demo", "leaderboard_site")
+        for app in (
+            "solutions",
+            "competitions",
+            "activity",
+            "integrations",
+            "demo",
+            "leaderboard_site",
+        )
         for path in (ROOT / app).rglob("*.py")
         if "migrations" not in path.parts
     )

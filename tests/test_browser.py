@@ -30,19 +30,9 @@ from competitions import services as competition_services
 from solutions import services
 from solutions.models import Problem, Programmer
 from solutions.tokens import service_token_create
+from tests.chromium import CHROMIUM, CHROMIUM_FLAGS, require_chromium
 from tests.conftest import make_programmer
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "var" / "artifacts" / "screenshots"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
@@ -53,23 +43,6 @@ LIVE_UPDATE_SECONDS = 5
 # back after each flush.
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 _ids = itertools.count()
-
-
-def require_chromium() -> None:
-    """Skip with the reason when the browser is missing; fail under CI=true."""
-    missing = None
-    if not Path(CHROMIUM).exists():
-        missing = f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
-    else:
-        try:
-            import playwright.sync_api  # noqa: F401
-        except ImportError:
-            missing = "Playwright for Python is not installed (pip install -e '.[dev]')"
-    if missing is None:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{missing}, and CI needs it")
-    pytest.skip(missing)
 
 
 @pytest.fixture(scope="module")
