@@ -118,6 +118,12 @@ class AnswerForm(forms.Form):
         return super().clean()
 
 
+class PageQueryForm(forms.Form):
+    """`?page=` of a paged list that is not a board (a problem's solvers)."""
+
+    page = forms.IntegerField(required=False, min_value=1, max_value=1_000_000)
+
+
 class BoardQueryForm(forms.Form):
     """The query string of a board page: which day, page, group and programmer to show."""
 

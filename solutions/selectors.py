@@ -890,3 +890,44 @@ def problem_solvers(*, problem: Problem) -> ProblemSolvers:
         return rows[: solvers.SOLVERS_SHOWN]
 
     return ProblemSolvers(count=stats.solvers, first=shown(stats.first), recent=shown(stats.recent))
+
+
+@dataclass(frozen=True)
+class SolverRow:
+    number: int  # 1 for the first solver
+    handle: str
+    country: str  # ISO 3166 code, "" when not given
+    solved_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class SolversPage(Paged):
+    total: int
+    page: int
+    page_size: int
+    rows: list[SolverRow]
+
+
+def problem_solvers_page(
+    *, problem: Problem, page: int, page_size: int = solvers.SOLVERS_PAGE
+) -> SolversPage:
+    """Page `page` of everybody who solved a problem, in solve order (earliest first, then by
+    programmer id): its day counts and the parts that hold the page (`solvers.solvers_page`,
+    three `_id` reads at most) and one SQL read of the page's programmers, whatever the number
+    of solvers. Hidden and banned programmers are out of the parts as they are out of the
+    count; one whose move out is under way is left out here too."""
+    found = solvers.solvers_page(slug=problem.slug, offset=(page - 1) * page_size, limit=page_size)
+    ids = [solver.programmer_id for solver in found.solvers]
+    visible = Programmer.objects.filter(pk__in=ids, hidden=False, banned=False)
+    by_id = {programmer.pk: programmer for programmer in visible.only("handle", "country")}
+    rows = [
+        SolverRow(
+            number=found.offset + index + 1,
+            handle=by_id[solver.programmer_id].handle,
+            country=str(by_id[solver.programmer_id].country),
+            solved_at=solver.at,
+        )
+        for index, solver in enumerate(found.solvers)
+        if solver.programmer_id in by_id
+    ]
+    return SolversPage(total=found.total, page=page, page_size=page_size, rows=rows)

@@ -25,7 +25,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_http_methods, require_safe
 
 from . import etags, extensions, leaderboard, limits, live, selectors, services
-from .forms import AnswerForm, BoardQueryForm, SignupForm
+from .forms import AnswerForm, BoardQueryForm, PageQueryForm, SignupForm
 from .models import Board, Problem, Programmer
 
 NEIGHBOURS = 4  # shown above and below a searched programmer
@@ -106,22 +106,36 @@ def problem(request: HttpRequest, slug: str) -> HttpResponse:
         except services.SubmissionRefused as refusal:
             form.add_error(None, str(refusal))
         except limits.Limited as over:
-            context = _problem_context(problem, form, solved=False)
+            context = _problem_context(request, problem, form, solved=False)
             return _too_many(request, "solutions/problem.html", context, over)
         else:
             _say_verdict(request, verdict)
             return redirect("problem", slug=problem.slug)
-    context = _problem_context(problem, form, solved=problem.slug in _solved_slugs(programmer))
-    return render(request, "solutions/problem.html", context, status=400 if form.errors else 200)
+    solved = problem.slug in _solved_slugs(programmer)
+    context = _problem_context(request, problem, form, solved=solved)
+    bad = form.errors or context["page_error"]
+    return render(request, "solutions/problem.html", context, status=400 if bad else 200)
 
 
-def _problem_context(problem: Problem, form: AnswerForm, solved: bool) -> dict:
-    """A problem's page: the statement, the answer form and who solved it."""
+def _problem_context(
+    request: HttpRequest, problem: Problem, form: AnswerForm, solved: bool
+) -> dict:
+    """A problem's page: the statement, the answer form and who solved it, with every solver a
+    page at a time (`?page=`: a page that is no number is 400, one past the last 404)."""
+    query = PageQueryForm(request.GET)
+    number = (query.cleaned_data["page"] or 1) if query.is_valid() else 1
+    every = selectors.problem_solvers_page(problem=problem, page=number)
+    if number > every.pages:
+        raise Http404("This problem's solvers have no such page.")
+    paginator = Paginator(range(every.total), every.page_size)
     return {
         "problem": problem,
         "form": form,
         "solved": solved,
         "solvers": selectors.problem_solvers(problem=problem),
+        "every": every,
+        "page_error": "" if query.is_valid() else "Pages are numbered from 1.",
+        "page_links": paginator.get_elided_page_range(number, on_each_side=2, on_ends=1),
     }
 
 

@@ -451,6 +451,28 @@ class ProblemsPage(BaseModel):
     entries: list[ProblemOut] = Field(description="In slug order")
 
 
+class SolversQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    page: int = Field(default=1, ge=1, le=MAX_PAGE, description="Which page (50 solvers a page)")
+
+
+class SolverOut(BaseModel):
+    number: int = Field(ge=1, description="1 for the first solver")
+    handle: str
+    country: str = Field(description='ISO 3166 code, "" when not given')
+    solved_at: dt.datetime
+
+
+class ProblemSolvers(BaseModel):
+    problem: str
+    count: int = Field(ge=0, description="Programmers on the boards who solved it")
+    page: int = Field(ge=1)
+    page_size: int = Field(ge=1)
+    pages: int = Field(ge=1)
+    solvers: list[SolverOut] = Field(description="In solve order, earliest first")
+
+
 # --- access tokens -----------------------------------------------------------------------------
 
 

@@ -37,12 +37,14 @@ from .schemas import (
     GroupsQuery,
     HandleMatches,
     MeQuery,
+    ProblemSolvers,
     ProblemsPage,
     ProblemsQuery,
     ProgrammerActivity,
     ProgrammerSearchQuery,
     SolveAnswer,
     SolveRequest,
+    SolversQuery,
     Standing,
 )
 
@@ -385,6 +387,47 @@ def problems(request: HttpRequest, query: Query[ProblemsQuery]) -> dict:
                 "title": row.problem.title,
                 "points": row.problem.points,
                 "solvers": row.solvers,
+            }
+            for row in page.rows
+        ],
+    }
+
+
+@read(
+    "/problems/{slug}/solvers",
+    response={200: ProblemSolvers, 400: Error, 404: Error},
+    operation_id="getProblemSolvers",
+    summary="Everybody who solved a problem, in solve order, a page at a time",
+)
+def problem_solvers(
+    request: HttpRequest,
+    query: Query[SolversQuery],
+    slug: str = Path(description="The problem's slug", example="p1"),
+) -> dict:
+    """50 solvers a page, earliest first (then by programmer), hidden and banned programmers
+    left out as `count` leaves them out, and a frozen competition's solves only once it ends.
+    A page past the last is 404 `page_out_of_range` (page 1 of a problem nobody solved is an
+    empty page)."""
+    problem = selectors.problems_published().filter(slug=slug).first()
+    if problem is None:
+        raise ApiError(404, "unknown_problem", f"There is no problem {slug[:64]!r}.")
+    page = selectors.problem_solvers_page(problem=problem, page=query.page)
+    if page.page > page.pages:
+        raise ApiError(
+            404, "page_out_of_range", f"There are {page.pages} pages of solvers: ask for 1 to that."
+        )
+    return {
+        "problem": problem.slug,
+        "count": page.total,
+        "page": page.page,
+        "page_size": page.page_size,
+        "pages": page.pages,
+        "solvers": [
+            {
+                "number": row.number,
+                "handle": row.handle,
+                "country": row.country,
+                "solved_at": row.solved_at,
             }
             for row in page.rows
         ],
