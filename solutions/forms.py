@@ -133,6 +133,8 @@ class BoardQueryForm(forms.Form):
     country = forms.CharField(required=False, max_length=2, validators=[country_validator])
     org = forms.CharField(required=False, max_length=ORGANIZATION_MAX_LENGTH)
     find = forms.CharField(required=False, max_length=10)
+    # "How many scored this or more": the board page's sentence under the table.
+    min = forms.IntegerField(required=False, min_value=1, max_value=10**9)
 
     def __init__(self, *args, board: Board, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -337,6 +337,10 @@ def _board_context(
         context["mine"] = selectors.programmer_standing(
             board=board, programmer=programmer, day=day, scope=scope
         )
+    if (least := query.cleaned_data["min"]) is not None:
+        count = selectors.board_at_or_above(board=board, score=least, day=day, scope=scope)
+        sentence = score_range_sentence(board, count, least, is_today=day == today)
+        context["score_range"] = {"count": count, "sentence": sentence}
     view = extensions.board_view_named(request.GET.get("view"))
     if view is not None:
         # The template finds the view's rows under its name (None: log in to see them).
@@ -348,6 +352,28 @@ def _board_context(
         context.update(search=search, total=search.found.total)
         return context
     return context | _page_context(request, board, query, programmer, fragment)
+
+
+def score_range_sentence(board: Board, count: int, score: int, *, is_today: bool) -> str:
+    """ "312 programmers solved 5 or more in the last 7 days", in the board's words."""
+    who = "Nobody" if not count else f"{count} programmer{'s' if count != 1 else ''}"
+    if board.is_streak:
+        did = f"{'has' if count == 1 else 'have'} a streak of {score} days or more"
+        did = did if board.spec.is_all_time else f"{did} going"
+        return f"{who} {did}."
+    did = (
+        f"scored {score} points or more"
+        if board.metric == Board.POINTS
+        else f"solved {score} or more"
+    )
+    if board.spec.is_all_time:
+        when = "in all"
+    elif board.is_rolling:
+        when = f"in the last {board.window_days} days"
+    else:
+        period = "week" if board.window == leaderboard.WEEK else "month"
+        when = f"this {period}" if is_today else f"that {period}"
+    return f"{who} {did} {when}."
 
 
 def _page_context(

@@ -56,6 +56,8 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     # its root: two reads).
     for page in ("page 1", "middle page", "last page"):
         assert small[page] == large[page] == 4, page
+    # A score range: the histogram in the root says where its programmers start, then a page.
+    assert small["score range (2 to 4)"] == large["score range (2 to 4)"] == 4
     assert small["group page"] == 2 and large["group page"] == 4
     assert small["rank"] == large["rank"] == 3  # the entry, the journal and the histogram
     assert small["around me (4)"] == large["around me (4)"] <= 7
@@ -101,7 +103,10 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     for each in (examined, examined_large):
         assert each.pop("countries ranked") <= 2 + 6  # six countries at most, named
     assert examined == examined_large
-    assert all(examined[page] <= 4 for page in ("page 1", "middle page", "last page"))
+    assert all(
+        examined[page] <= 4
+        for page in ("page 1", "middle page", "last page", "score range (2 to 4)")
+    )
     assert examined["rank"] <= 3
     # The scratch database is gone afterwards.
     with MongoClient(embedded_server.uri) as client:

@@ -42,6 +42,8 @@ from .schemas import (
     ProblemsQuery,
     ProgrammerActivity,
     ProgrammerSearchQuery,
+    ScoreRange,
+    ScoreRangeQuery,
     SolveAnswer,
     SolveRequest,
     SolversQuery,
@@ -273,6 +275,42 @@ def group_ranklist(
             }
             for row in page.rows
         ],
+    }
+
+
+@read(
+    "/boards/{slug:board}/scores",
+    response={200: ScoreRange, 400: Error, 404: Error},
+    operation_id="getScoreRange",
+    summary="How many programmers of a board day score in a range, and who they are",
+)
+def score_range(
+    request: HttpRequest, query: Query[ScoreRangeQuery], board: BoardSlug = BOARD
+) -> dict:
+    """`count` programmers have a score from `min` to `max` that day (`max` absent: `min` or
+    more); `entries` is one page of them in rank order, with the ranks of the whole board; a
+    page past them is empty. Read from the day's histogram and the page's sets: the same cost
+    at any size. `max` below `min` is 400 `invalid_parameter`."""
+    board_ = board_or_404(board)
+    found = selectors.board_score_range(
+        board=board_,
+        min_score=query.min,
+        max_score=query.max,
+        day=board_day(board_, query),
+        page=query.page,
+        page_size=query.page_size,
+        scope=query.scope,
+    )
+    return {
+        "board": board_.slug,
+        "date": found.date,
+        "min": found.min_score,
+        "max": found.max_score,
+        "count": found.total,
+        "page": found.page,
+        "page_size": found.page_size,
+        "pages": found.pages,
+        "entries": [row_json(row) for row in found.rows],
     }
 
 

@@ -47,6 +47,9 @@ def bench_operations(
         "middle page": lambda _: selectors.board_page(board=board, page=max(1, pages // 2)),
         "last page": lambda _: selectors.board_page(board=board, page=pages),
         "rank": lambda _: selectors.programmer_standing(board=board, programmer=programmer),
+        "score range (2 to 4)": lambda _: selectors.board_score_range(
+            board=board, min_score=2, max_score=4
+        ),
         "around me (4)": lambda _: selectors.programmer_around(
             board=board, programmer=programmer, around=4
         ),
