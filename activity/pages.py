@@ -41,6 +41,14 @@ def following_rows(*, board: Board, user, day: int) -> list[board_selectors.Row]
     return selectors.following_rows(board=board, user=user, day=day)
 
 
+def following_people(*, user) -> set[int] | None:
+    """The ids of the people the user follows, and the user's own; None for an anonymous
+    viewer (who must log in to follow anybody)."""
+    if not user.is_authenticated:
+        return None
+    return selectors.following_ids(user=user)
+
+
 def page_part(
     *, request: HttpRequest, page: str, fragment: bool, subject: Board | Programmer
 ) -> Hashable:
@@ -62,4 +70,5 @@ def page_part(
 def register() -> None:
     extensions.board_rows_decorator(board_rows_with_moves)
     extensions.board_view(extensions.BoardView(name="following", rows=following_rows))
+    extensions.people_view("following", following_people)
     extensions.page_fingerprint_part(page_part)

@@ -150,6 +150,13 @@ def follows_fingerprint(*, user: AbstractBaseUser) -> tuple[int, int | None]:
     return (found["n"], found["last"])
 
 
+def following_ids(*, user: AbstractBaseUser) -> set[int]:
+    """The programmer ids of the people the user follows and of the user's own programmer."""
+    ids = set(Follow.objects.filter(follower=user).values_list("followed_id", flat=True))
+    ids.update(Programmer.objects.filter(user=user).values_list("pk", flat=True))
+    return ids
+
+
 def is_following(*, user: AbstractBaseUser, programmer: Programmer) -> bool:
     return (
         user.is_authenticated and Follow.objects.filter(follower=user, followed=programmer).exists()

@@ -71,6 +71,11 @@ class Competition(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("competition", args=[self.slug])
 
+    @property
+    def length(self) -> dt.timedelta:
+        """How long it runs, from the start to the end."""
+        return self.end - self.start
+
     def clean(self) -> None:
         errors = {}
         if self.start and self.end and self.end <= self.start:

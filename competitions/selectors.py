@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 from pymongo import ASCENDING
 
@@ -54,11 +54,32 @@ class StandingsView:
     final: bool
     viewer_id: int | None = None
     frozen_at: dt.datetime | None = None
+    # Only these programmers' rows are listed (a people view such as "following"); None: all.
+    # Ranks and the totals below stay those of the whole standings.
+    only: Collection[int] | None = None
 
     @property
     def lines(self) -> list[tuple[standings.Row, list[standings.Cell | None]]]:
         """Each row with its cells in column order (None where nothing was tried), for tables."""
-        return [(row, [row.cells.get(column.slug) for column in self.columns]) for row in self.rows]
+        return [
+            (row, [row.cells.get(column.slug) for column in self.columns])
+            for row in self.rows
+            if self.only is None or row.programmer_id in self.only
+        ]
+
+    @property
+    def totals(self) -> list[tuple[int, int]]:
+        """(how many solved it, how many tried it) of each column, over every row as this viewer
+        sees them: a cell the freeze holds is pending (tried), never solved, so the totals tell
+        no more than the cells (the viewer's own row is live, as they see it)."""
+        cells = [[row.cells.get(column.slug) for row in self.rows] for column in self.columns]
+        return [
+            (
+                sum(1 for cell in column if cell is not None and cell.solved),
+                sum(1 for cell in column if cell is not None and cell.tries),
+            )
+            for column in cells
+        ]
 
 
 def standings_version_key(slug: str) -> str:
@@ -86,9 +107,10 @@ def competition_version(*, competition: Competition) -> int:
 
 
 def competitions_by_status(*, now: dt.datetime | None = None) -> dict[str, list[Competition]]:
-    """Running (ending soonest first), upcoming (soonest first) and past (latest first)."""
+    """Running (ending soonest first), upcoming (soonest first) and past (latest first), each
+    with `registered`: how many registered (one SQL read a group)."""
     now = now or timezone.now()
-    competitions = Competition.objects.all()
+    competitions = Competition.objects.annotate(registered=Count("registrations"))
     return {
         "running": list(competitions.filter(start__lte=now, end__gt=now).order_by("end", "slug")),
         "upcoming": list(competitions.filter(start__gt=now).order_by("start", "slug")),

@@ -17,7 +17,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_cookie
 
-from solutions import limits
+from solutions import extensions, limits
 from solutions.forms import AnswerForm
 from solutions.views import programmer_of, too_many_message
 
@@ -88,19 +88,23 @@ def competition_submit(request: HttpRequest, slug: str, letter: str) -> HttpResp
     return render(request, "competitions/detail.html", context, status=400)
 
 
+FOLLOWING = "following"  # `?view=following`: the people the viewer follows, as on the boards
+
+
 @require_safe
 def competition_standings(request: HttpRequest, slug: str) -> HttpResponse:
-    """The standings page: the table (polled by activity/live.js while it can change)."""
+    """The standings page: the table (polled by activity/live.js while it can change), all of
+    it or (`?view=following`) the rows of the people the viewer follows."""
     competition = get_object_or_404(Competition, slug=slug)
     context = _page_context(request, competition)
     context["view"] = _standings_view(request, competition)
+    context["following"] = _following(request)
     if not context["view"].final:
         # The table as its polls will see it, so the first poll is a 304.
-        html = _cached_standings_html(request, competition) or _standings_html(
-            request, context["view"]
-        )
+        html = _table_html(request, competition, context["view"])
         context["standings_html"] = mark_safe(html)  # rendered by our own template, escaped there
-        context["live_url"] = reverse("competition_standings_live", args=[competition.slug])
+        live_url = reverse("competition_standings_live", args=[competition.slug])
+        context["live_url"] = f"{live_url}?view={FOLLOWING}" if context["following"] else live_url
         context["live_etag"] = _etag(html)
     return render(request, "competitions/standings.html", context)
 
@@ -110,9 +114,7 @@ def competition_standings(request: HttpRequest, slug: str) -> HttpResponse:
 def competition_standings_live(request: HttpRequest, slug: str) -> HttpResponse:
     """The standings table alone, for polling: 304 while it has not changed (ETag)."""
     competition = get_object_or_404(Competition, slug=slug)
-    html = _cached_standings_html(request, competition) or _standings_html(
-        request, _standings_view(request, competition)
-    )
+    html = _table_html(request, competition)
     etag = _etag(html)
     if etag in request.headers.get("If-None-Match", ""):
         response = HttpResponseNotModified()
@@ -126,13 +128,35 @@ def competition_standings_live(request: HttpRequest, slug: str) -> HttpResponse:
 # --- helpers ---------------------------------------------------------------------------------
 
 
+def _following(request: HttpRequest) -> bool:
+    return request.GET.get("view") == FOLLOWING
+
+
 def _standings_view(request: HttpRequest, competition: Competition) -> selectors.StandingsView:
+    """The standings this viewer may see, only the rows of the people they follow (and their
+    own) with `?view=following` (nobody's for an anonymous viewer, who is asked to log in)."""
     services.competition_archive(competition=competition)  # lazily, on the first view after the end
-    return selectors.competition_standings(competition=competition, user=request.user)
+    view = selectors.competition_standings(competition=competition, user=request.user)
+    people_of = extensions.people_view_named(FOLLOWING) if _following(request) else None
+    if people_of is not None:
+        view.only = people_of(user=request.user) or ()
+    return view
+
+
+def _table_html(
+    request: HttpRequest, competition: Competition, view: selectors.StandingsView | None = None
+) -> str:
+    """The table, shared through the cache while the competition runs (the whole standings;
+    a viewer's following view is their own, rendered for them)."""
+    cached = None if _following(request) else _cached_standings_html(request, competition)
+    if cached is not None:
+        return cached
+    return _standings_html(request, view or _standings_view(request, competition))
 
 
 def _standings_html(request: HttpRequest, view: selectors.StandingsView) -> str:
-    return render_to_string("competitions/_standings.html", {"view": view}, request=request)
+    context = {"view": view, "following": _following(request)}
+    return render_to_string("competitions/_standings.html", context, request=request)
 
 
 def _cached_standings_html(request: HttpRequest, competition: Competition) -> str | None:

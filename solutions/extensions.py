@@ -17,6 +17,9 @@ show something on a board or a profile does it, in order of preference:
      hashed into the page's ETag, so a poll answers 304 only while all of them are unchanged.
    - **board views** (`board_view`): another list of rows to rank on a board, chosen with
      `?view=<name>` (activity's "following": the people the viewer follows).
+   - **people views** (`people_view`): a set of programmers a viewer picks by name, for lists
+     that are not boards (activity's "following": the people the viewer follows and the viewer;
+     competitions filter their standings with it, as `?view=following` filters a board).
    - **solve holds** (`solve_holds`): the time windows during which the solves of a problem
      are held off every public surface until the window closes (competitions: from a freeze
      to the end; see `holds`).
@@ -47,6 +50,10 @@ BoardRows = Callable[..., list | None]
 """`fn(*, board, user, day) -> list[Row] | None`: the rows of a board view (None: the viewer must
 log in to see it)."""
 
+PeopleOf = Callable[..., Collection[int] | None]
+"""`fn(*, user) -> programmer ids | None`: the programmers of a people view for this viewer (None:
+the viewer must log in to have any)."""
+
 SolveHolds = Callable[..., dict[str, list[tuple[dt.datetime, dt.datetime]]]]
 """`fn(*, problems: Collection[str], now: datetime) -> {problem slug: [(held from, held until),
 ...]}`: the windows [from, until) that close after `now` during which a solve of each of these
@@ -56,6 +63,7 @@ _row_decorators: list[RowsDecorator] = []
 _fingerprint_parts: list[FingerprintPart] = []
 _board_views: dict[str, BoardView] = {}
 _solve_holds: list[SolveHolds] = []
+_people_views: dict[str, PeopleOf] = {}
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,17 @@ def board_view(view: BoardView) -> BoardView:
 def board_view_named(name: str | None) -> BoardView | None:
     """The board view chosen by `?view=<name>` (None: the whole board)."""
     return _board_views.get(name or "")
+
+
+def people_view(name: str, people: PeopleOf) -> PeopleOf:
+    """Register a people view under its name (a second registration replaces the first)."""
+    _people_views[name] = people
+    return people
+
+
+def people_view_named(name: str | None) -> PeopleOf | None:
+    """The people view chosen by `?view=<name>` (None: nobody registered it)."""
+    return _people_views.get(name or "")
 
 
 def solve_holds(holds: SolveHolds) -> SolveHolds:

@@ -118,6 +118,12 @@ class AnswerForm(forms.Form):
         return super().clean()
 
 
+class PageQueryForm(forms.Form):
+    """`?page=` of a paged list that is not a board (a problem's solvers)."""
+
+    page = forms.IntegerField(required=False, min_value=1, max_value=1_000_000)
+
+
 class BoardQueryForm(forms.Form):
     """The query string of a board page: which day, page, group and programmer to show."""
 
@@ -127,6 +133,8 @@ class BoardQueryForm(forms.Form):
     country = forms.CharField(required=False, max_length=2, validators=[country_validator])
     org = forms.CharField(required=False, max_length=ORGANIZATION_MAX_LENGTH)
     find = forms.CharField(required=False, max_length=10)
+    # "How many scored this or more": the board page's sentence under the table.
+    min = forms.IntegerField(required=False, min_value=1, max_value=10**9)
 
     def __init__(self, *args, board: Board, **kwargs) -> None:
         super().__init__(*args, **kwargs)

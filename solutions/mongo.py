@@ -9,7 +9,8 @@ Collections:
   Entries are read by `_id` alone: the index of the seed's query (``keys.$**``), which only
   `rebuild_boards --verify` reads, is made for the length of that check (`indexes_for_a_while`).
 - ``problem_stats``: one document per problem, its solver count and its first and latest
-  solvers, kept beside the log (see `solvers`, which alone names its fields).
+  solvers, kept beside the log (see `solvers`, which alone names its fields); and
+  ``problem_solvers``, every problem's solvers in solve order, one part a day.
 - ``requests``: API idempotency keys and their first answers.
 - ``board_versions``: one counter per board, bumped by every change (see `live`).
 
@@ -294,6 +295,11 @@ def import_ids() -> Collection:
 
 def problem_stats() -> Collection:
     return get_db()["problem_stats"]
+
+
+def problem_solvers() -> Collection:
+    """Every problem's solvers, a part a day (see `solvers`)."""
+    return get_db()["problem_solvers"]
 
 
 def board_versions() -> Collection:

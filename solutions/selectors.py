@@ -167,6 +167,80 @@ def board_page(
     return result
 
 
+@dataclass
+class ScoreRange(Paged):
+    """The programmers of a board day whose score is in [min_score, max_score] (no upper bound
+    when None): how many (`total`), and one page of them in rank order."""
+
+    board: Board
+    day: int
+    scope: str
+    min_score: int
+    max_score: int | None
+    total: int
+    page: int
+    page_size: int
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def date(self) -> dt.date:
+        return leaderboard.day_to_date(self.day)
+
+
+def board_score_range(
+    *,
+    board: Board,
+    min_score: int,
+    max_score: int | None = None,
+    day: int | None = None,
+    page: int = 1,
+    page_size: int = PAGE_SIZE,
+    scope: str = "",
+) -> ScoreRange:
+    """How many programmers of a board day have a score from `min_score` to `max_score`, and
+    page `page` of them in rank order. The listing order is best score first, so they are
+    consecutive: the day's histogram (the root of its order) says how many and where they
+    start (those scoring above `max_score` come first), then the one or two sets holding the
+    page are read as for any page. The same reads as a board page, at any size; a page past
+    the range is empty."""
+    day = today() if day is None else day
+
+    def ask(view: reading.OrderView) -> tuple[dict[int, int], int, list[bytes]]:
+        histogram = view.histogram
+        total = sum(
+            n
+            for score, n in histogram.items()
+            if n > 0 and score >= min_score and (max_score is None or score <= max_score)
+        )
+        above = 0 if max_score is None else leaderboard.at_or_above(histogram, max_score + 1)
+        skip = (page - 1) * page_size
+        wanted = max(0, min(page_size, total - skip))
+        return histogram, total, view.records(above + skip, wanted) if wanted else []
+
+    histogram, total, records = reading.order_read(board.slug, day_key(board, day), scope, ask)
+    found = ScoreRange(
+        board=board,
+        day=day,
+        scope=scope,
+        min_score=min_score,
+        max_score=max_score,
+        total=total,
+        page=page,
+        page_size=page_size,
+    )
+    above = 0 if max_score is None else leaderboard.at_or_above(histogram, max_score + 1)
+    members = [sets.Member.from_record(record) for record in records]
+    found.rows = _rows(board, members, histogram, above + (page - 1) * page_size)
+    return found
+
+
+def board_at_or_above(*, board: Board, score: int, day: int | None = None, scope: str = "") -> int:
+    """How many programmers of a board day score `score` or more: the day's histogram alone."""
+    day = today() if day is None else day
+    histogram = reading.histogram_read(board.slug, day_key(board, day), scope)
+    return leaderboard.at_or_above(histogram, score)
+
+
 def programmer_by_handle(handle: str) -> Programmer | None:
     return Programmer.objects.handle_is(handle).first()
 
@@ -914,3 +988,44 @@ def programmer_card(*, programmer: Programmer) -> cards.Card:
         weeks=cards.weeks_of(year.days, year.last_day),
         today=year.last_date,
     )
+
+
+@dataclass(frozen=True)
+class SolverRow:
+    number: int  # 1 for the first solver
+    handle: str
+    country: str  # ISO 3166 code, "" when not given
+    solved_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class SolversPage(Paged):
+    total: int
+    page: int
+    page_size: int
+    rows: list[SolverRow]
+
+
+def problem_solvers_page(
+    *, problem: Problem, page: int, page_size: int = solvers.SOLVERS_PAGE
+) -> SolversPage:
+    """Page `page` of everybody who solved a problem, in solve order (earliest first, then by
+    programmer id): its day counts and the parts that hold the page (`solvers.solvers_page`,
+    three `_id` reads at most) and one SQL read of the page's programmers, whatever the number
+    of solvers. Hidden and banned programmers are out of the parts as they are out of the
+    count; one whose move out is under way is left out here too."""
+    found = solvers.solvers_page(slug=problem.slug, offset=(page - 1) * page_size, limit=page_size)
+    ids = [solver.programmer_id for solver in found.solvers]
+    visible = Programmer.objects.filter(pk__in=ids, hidden=False, banned=False)
+    by_id = {programmer.pk: programmer for programmer in visible.only("handle", "country")}
+    rows = [
+        SolverRow(
+            number=found.offset + index + 1,
+            handle=by_id[solver.programmer_id].handle,
+            country=str(by_id[solver.programmer_id].country),
+            solved_at=solver.at,
+        )
+        for index, solver in enumerate(found.solvers)
+        if solver.programmer_id in by_id
+    ]
+    return SolversPage(total=found.total, page=page, page_size=page_size, rows=rows)

@@ -38,6 +38,20 @@ is that programmer's solves, never the number of programmers.
 A held solve (see `holds`: a frozen competition's problem) is in no count: it is logged without a
 move, the syncs and the recount leave it out, and its release syncs its programmer, which moves
 it in.
+
+**Every solver, a page at a time.** The lists above keep SOLVERS_KEPT; a problem's page and
+`GET /api/v1/problems/<slug>/solvers` page through all of them in solve order (time, then
+programmer id), so the same moves keep them in **parts** too: ``problem_solvers`` holds one
+document per problem and UTC day with solvers, ``{_id: "<slug>|<day>", s: [{p, at}]}``, its list
+sorted by the update itself (``$push`` with ``$sort``), and the problem's document counts each
+day's solvers (``days.<day>``) in the very update that counts the solver, so the day counts are
+as exactly-once as the count. A part is changed after the count, by programmer: a "+" pushes the
+programmer unless the part lists them already, a "-" pulls them; both are idempotent, so a retry
+or the repair simply does it again. A page is then the problem's day counts (one `_id` read),
+which say which days hold its offsets, and those days' parts read with ``$slice`` projections
+(the first from its offset, the others from their start): three commands and one page of
+solvers, whatever the number of solvers. A part holds one problem's solvers of one day, about
+40 bytes each: 16 MB would take 400,000 solvers of one problem in one day.
 """
 
 from __future__ import annotations
@@ -56,6 +70,7 @@ from . import holds, mongo
 SOLVERS_KEPT = 20  # kept in each list of a problem's document
 SOLVERS_SHOWN = 10  # shown on a problem's page
 OPS_KEPT = 100  # recent ops a problem's document remembers (see the module docstring)
+SOLVERS_PAGE = 50  # solvers a page of a problem's solvers shows
 ADD, REMOVE = "+", "-"
 
 
@@ -70,6 +85,25 @@ class ProblemStats:
     solvers: int = 0
     first: list[Solver] = field(default_factory=list)  # earliest first
     recent: list[Solver] = field(default_factory=list)  # latest first
+
+
+@dataclass(frozen=True)
+class SolversPage:
+    """Solvers `offset` onwards of a problem's `total`, in solve order."""
+
+    total: int
+    offset: int
+    solvers: list[Solver]
+
+
+def part_day(at: dt.datetime) -> int:
+    """The UTC day whose part lists a solve made at `at` (UTC: parts never move with the
+    leaderboard's time zone)."""
+    return int(at.timestamp() // 86400)
+
+
+def part_id(slug: str, day: int) -> str:
+    return f"{slug}|{day}"
 
 
 # --- moves -----------------------------------------------------------------------------------
@@ -87,6 +121,7 @@ def move_finish(solve: dict) -> None:
     if not op:
         return
     _stats_apply(solve, op)
+    _part_apply(solve, add=op.startswith(ADD))
     mongo.solves().update_one(
         {"_id": solve["_id"], "problem_move": op},
         {
@@ -99,9 +134,10 @@ def move_finish(solve: dict) -> None:
 def _stats_apply(solve: dict, op: str) -> None:
     """Apply one op to its problem's document, unless it is among the recent ops."""
     entry = {"p": solve["programmer_id"], "at": solve["solved_at"]}
+    day = f"days.{part_day(solve['solved_at'])}"  # a number: never a user's string
     change: dict = {"$push": {"ops": {"$each": [op], "$slice": -OPS_KEPT}}}
     if op.startswith(ADD):
-        change["$inc"] = {"solvers": 1}
+        change["$inc"] = {"solvers": 1, day: 1}
         change["$push"]["first"] = {
             "$each": [entry],
             "$sort": {"at": 1, "p": 1},
@@ -113,7 +149,7 @@ def _stats_apply(solve: dict, op: str) -> None:
             "$slice": SOLVERS_KEPT,
         }
     else:
-        change["$inc"] = {"solvers": -1}
+        change["$inc"] = {"solvers": -1, day: -1}
         change["$pull"] = {"first": {"p": entry["p"]}, "recent": {"p": entry["p"]}}
     unseen = {"_id": solve["problem"], "ops": {"$ne": op}}
     try:
@@ -122,6 +158,24 @@ def _stats_apply(solve: dict, op: str) -> None:
         # Either the op is in the document already, or another problem's first solver made
         # the document at the same moment: now that it exists, apply the op if it is not.
         mongo.problem_stats().update_one(unseen, change)
+
+
+def _part_apply(solve: dict, *, add: bool) -> None:
+    """List the solver in the part of their solve's day (`add`) or take them out of it. By
+    programmer, so doing it again changes nothing (see the module docstring)."""
+    key = part_id(solve["problem"], part_day(solve["solved_at"]))
+    programmer_id = solve["programmer_id"]
+    if not add:
+        mongo.problem_solvers().update_one({"_id": key}, {"$pull": {"s": {"p": programmer_id}}})
+        return
+    entry = {"p": programmer_id, "at": solve["solved_at"]}
+    push = {"$push": {"s": {"$each": [entry], "$sort": {"at": 1, "p": 1}}}}
+    unlisted = {"_id": key, "s.p": {"$ne": programmer_id}}
+    try:
+        mongo.problem_solvers().update_one(unlisted, push, upsert=True)
+    except DuplicateKeyError:
+        # The part lists them already, or another solver of the day made it at the same moment.
+        mongo.problem_solvers().update_one(unlisted, push)
 
 
 def move_start(solve: dict, *, add: bool) -> bool:
@@ -204,6 +258,37 @@ def stats_read(*, slugs: Collection[str], lists: bool = False) -> dict[str, Prob
     }
 
 
+def solvers_page(*, slug: str, offset: int, limit: int) -> SolversPage:
+    """Solvers `offset` to `offset + limit` of a problem, in solve order, and how many it has:
+    its day counts (one `_id` read), then the parts of the days that hold those offsets, sliced
+    on the server (at most two reads, `limit` days at most): the same at any number of solvers."""
+    stats = mongo.problem_stats().find_one({"_id": slug}, {"days": 1}) or {}
+    days = sorted((int(day), count) for day, count in stats.get("days", {}).items() if count > 0)
+    total = sum(count for _, count in days)
+    wanted: list[tuple[int, int]] = []  # (day, from which of its solvers), in order
+    before = 0
+    for day, count in days:
+        if before + count > offset and before < offset + limit:
+            wanted.append((day, max(0, offset - before)))
+        before += count
+    found: list[Solver] = []
+    if wanted:
+        (first_day, skip), rest = wanted[0], wanted[1:]
+        first = mongo.problem_solvers().find_one(
+            {"_id": part_id(slug, first_day)}, {"s": {"$slice": [skip, limit]}}
+        )
+        found += _solvers((first or {}).get("s", []))
+        if rest and len(found) < limit:
+            ids = [part_id(slug, day) for day, _ in rest]
+            parts = mongo.problem_solvers().find(
+                {"_id": {"$in": ids}}, {"s": {"$slice": limit - len(found)}}
+            )
+            by_id = {part["_id"]: part.get("s", []) for part in parts}
+            for part in ids:
+                found += _solvers(by_id.get(part, []))
+    return SolversPage(total=total, offset=offset, solvers=found[:limit])
+
+
 # --- rebuild ---------------------------------------------------------------------------------
 
 
@@ -225,6 +310,8 @@ class StatsBuild:
         self.counts: dict[str, int] = defaultdict(int)
         self.first: dict[str, list[Solver]] = defaultdict(list)  # trimmed as they grow
         self.recent: dict[str, list[Solver]] = defaultdict(list)
+        # {(slug, day): its solvers}: every counted solve, for the parts (a rebuild's memory).
+        self.parts: dict[tuple[str, int], list[Solver]] = defaultdict(list)
         # {counted: [solve id]}: the solves whose mark is wrong or whose move is open.
         self.to_mark: dict[bool, list] = {True: [], False: []}
 
@@ -239,6 +326,7 @@ class StatsBuild:
 
     def _count(self, slug: str, solver: Solver) -> None:
         self.counts[slug] += 1
+        self.parts[slug, part_day(solver.at)].append(solver)
         for kept, latest in ((self.first, False), (self.recent, True)):
             kept[slug].append(solver)
             if len(kept[slug]) > 4 * SOLVERS_KEPT:
@@ -254,12 +342,21 @@ class StatsBuild:
                 "first": _listed(_kept(self.first[slug], latest=False)),
                 "recent": _listed(_kept(self.recent[slug], latest=True)),
                 "ops": [],
+                "days": {},
             }
             for slug, count in self.counts.items()
         ]
+        by_slug = {document["_id"]: document for document in documents}
+        parts = []
+        for (slug, day), listed in self.parts.items():
+            by_slug[slug]["days"][str(day)] = len(listed)
+            parts.append({"_id": part_id(slug, day), "s": _listed(sorted(listed, key=_order))})
         mongo.problem_stats().delete_many({})
+        mongo.problem_solvers().delete_many({})
         if documents:
             mongo.problem_stats().insert_many(documents)
+        for start in range(0, len(parts), 1000):
+            mongo.problem_solvers().insert_many(parts[start : start + 1000])
         done = {"$unset": {"problem_move": "", "problem_move_at": ""}}
         # Only the solves whose mark is wrong or whose move is open are written, found on the
         # way: the bulk loads log theirs already marked, and writing (or even matching on the
@@ -271,6 +368,10 @@ class StatsBuild:
                     {**done, "$set": {"problem_counted": counted}},
                 )
         return len(documents)
+
+
+def _order(solver: Solver) -> tuple:
+    return solver.at, solver.programmer_id
 
 
 def _listed(solvers: list[Solver]) -> list[dict]:

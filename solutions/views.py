@@ -27,7 +27,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_http_methods, require_safe
 
 from . import cards, etags, extensions, leaderboard, limits, live, selectors, services
-from .forms import AnswerForm, BoardQueryForm, SignupForm
+from .forms import AnswerForm, BoardQueryForm, PageQueryForm, SignupForm
 from .models import Board, Problem, Programmer
 
 NEIGHBOURS = 4  # shown above and below a searched programmer
@@ -108,22 +108,36 @@ def problem(request: HttpRequest, slug: str) -> HttpResponse:
         except services.SubmissionRefused as refusal:
             form.add_error(None, str(refusal))
         except limits.Limited as over:
-            context = _problem_context(problem, form, solved=False)
+            context = _problem_context(request, problem, form, solved=False)
             return _too_many(request, "solutions/problem.html", context, over)
         else:
             _say_verdict(request, verdict)
             return redirect("problem", slug=problem.slug)
-    context = _problem_context(problem, form, solved=problem.slug in _solved_slugs(programmer))
-    return render(request, "solutions/problem.html", context, status=400 if form.errors else 200)
+    solved = problem.slug in _solved_slugs(programmer)
+    context = _problem_context(request, problem, form, solved=solved)
+    bad = form.errors or context["page_error"]
+    return render(request, "solutions/problem.html", context, status=400 if bad else 200)
 
 
-def _problem_context(problem: Problem, form: AnswerForm, solved: bool) -> dict:
-    """A problem's page: the statement, the answer form and who solved it."""
+def _problem_context(
+    request: HttpRequest, problem: Problem, form: AnswerForm, solved: bool
+) -> dict:
+    """A problem's page: the statement, the answer form and who solved it, with every solver a
+    page at a time (`?page=`: a page that is no number is 400, one past the last 404)."""
+    query = PageQueryForm(request.GET)
+    number = (query.cleaned_data["page"] or 1) if query.is_valid() else 1
+    every = selectors.problem_solvers_page(problem=problem, page=number)
+    if number > every.pages:
+        raise Http404("This problem's solvers have no such page.")
+    paginator = Paginator(range(every.total), every.page_size)
     return {
         "problem": problem,
         "form": form,
         "solved": solved,
         "solvers": selectors.problem_solvers(problem=problem),
+        "every": every,
+        "page_error": "" if query.is_valid() else "Pages are numbered from 1.",
+        "page_links": paginator.get_elided_page_range(number, on_each_side=2, on_ends=1),
     }
 
 
@@ -362,6 +376,10 @@ def _board_context(
         context["mine"] = selectors.programmer_standing(
             board=board, programmer=programmer, day=day, scope=scope
         )
+    if (least := query.cleaned_data["min"]) is not None:
+        count = selectors.board_at_or_above(board=board, score=least, day=day, scope=scope)
+        sentence = score_range_sentence(board, count, least, is_today=day == today)
+        context["score_range"] = {"count": count, "sentence": sentence}
     view = extensions.board_view_named(request.GET.get("view"))
     if view is not None:
         # The template finds the view's rows under its name (None: log in to see them).
@@ -373,6 +391,28 @@ def _board_context(
         context.update(search=search, total=search.found.total)
         return context
     return context | _page_context(request, board, query, programmer, fragment)
+
+
+def score_range_sentence(board: Board, count: int, score: int, *, is_today: bool) -> str:
+    """ "312 programmers solved 5 or more in the last 7 days", in the board's words."""
+    who = "Nobody" if not count else f"{count} programmer{'s' if count != 1 else ''}"
+    if board.is_streak:
+        did = f"{'has' if count == 1 else 'have'} a streak of {score} days or more"
+        did = did if board.spec.is_all_time else f"{did} going"
+        return f"{who} {did}."
+    did = (
+        f"scored {score} points or more"
+        if board.metric == Board.POINTS
+        else f"solved {score} or more"
+    )
+    if board.spec.is_all_time:
+        when = "in all"
+    elif board.is_rolling:
+        when = f"in the last {board.window_days} days"
+    else:
+        period = "week" if board.window == leaderboard.WEEK else "month"
+        when = f"this {period}" if is_today else f"that {period}"
+    return f"{who} {did} {when}."
 
 
 def _page_context(

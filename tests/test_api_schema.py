@@ -114,7 +114,9 @@ def test_the_description_is_served_and_is_valid_openapi(db):
         "/api/v1/boards",
         "/api/v1/boards/{board}",
         "/api/v1/boards/{board}/groups",
+        "/api/v1/boards/{board}/scores",
         "/api/v1/problems",
+        "/api/v1/problems/{slug}/solvers",
         "/api/v1/programmers/{handle}/activity",
         "/api/v1/boards/{board}/programmers/{handle}",
         "/api/v1/competitions/{competition}/standings",
@@ -163,7 +165,7 @@ def test_every_example_in_the_description_is_accepted(client, api_schema, creden
                     )
                 assert 200 <= response.status_code < 300, (method, url, body, response.json())
                 sent += 1
-    assert sent == 12
+    assert sent == 14
 
 
 def response_validator(path: str, method: str, status: int) -> Draft202012Validator:
@@ -195,6 +197,16 @@ def test_real_answers_match_the_described_shapes(client, api_schema, credentials
             client.get("/api/v1/boards/last-7-days/groups?kind=country"),
         ),
         (
+            "/api/v1/boards/{board}/scores",
+            "get",
+            client.get("/api/v1/boards/last-7-days/scores?min=1"),
+        ),
+        (
+            "/api/v1/problems/{slug}/solvers",
+            "get",
+            client.get("/api/v1/problems/p1/solvers"),
+        ),
+        (
             "/api/v1/solves",
             "post",
             client.post("/api/v1/solves", json.dumps(body), "application/json", headers=judge),
@@ -223,6 +235,8 @@ def test_real_answers_match_the_described_shapes(client, api_schema, credentials
         validator = response_validator(path, method, response.status_code)
         assert list(validator.iter_errors(response.json())) == [], (path, response.json())
     assert [response.status_code for _, _, response in answers] == [
+        200,
+        200,
         200,
         200,
         200,

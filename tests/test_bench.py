@@ -56,6 +56,8 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     # its root: two reads).
     for page in ("page 1", "middle page", "last page"):
         assert small[page] == large[page] == 4, page
+    # A score range: the histogram in the root says where its programmers start, then a page.
+    assert small["score range (2 to 4)"] == large["score range (2 to 4)"] == 4
     assert small["group page"] == 2 and large["group page"] == 4
     assert small["rank"] == large["rank"] == 3  # the entry, the journal and the histogram
     assert small["around me (4)"] == large["around me (4)"] <= 7
@@ -65,21 +67,25 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     # every board at once with the histograms of the groups' orders it moves, for the groups'
     # ranklists (two reads of at most 40 ids, one write: no manifest and no set); each board's
     # record of what the orders hold; the lease back; the live counters and the "applied" mark.
-    # Before the boards, the problem's solver count (`solvers`): its document, then the solve
-    # marked counted.
+    # Before the boards, the problem's solver count (`solvers`): its document, the part of the
+    # solve's day that lists every solver, then the solve marked counted.
     journals = 2 + 1
-    problem_count = 2
+    problem_count = 3
     assert (
         small["solve (3 boards)"]
         == large["solve (3 boards)"]
         == 1 + problem_count + 3 + 1 + 1 + 3 + journals + 3 + 1 + 2
     )
     # Another programmer each time costs the same, until a journal is full and folded.
-    assert small["solve, another each time"] == large["solve, another each time"] == 20
+    assert small["solve, another each time"] == large["solve, another each time"] == 21
     # The year on a profile reads the programmer's own solves; the problems' solver counts and
     # a problem's solvers are one read of their `problem_stats` documents: at any size.
     for operation in ("year and streaks", "problems with solver counts", "a problem's solvers"):
         assert small[operation] == large[operation] <= 1, operation
+    # A middle page of everybody who solved a problem (200 or 2,000 of them): the problem's day
+    # counts, then the page's day parts (one read, or two when the page starts inside a day).
+    middle = "a problem's solvers, middle page"
+    assert 2 <= small[middle] <= 3 and 2 <= large[middle] <= 3
     # Groups ranked against each other: the ranklist's journal part, manifest and at most one
     # read of sets, then the groups' names.
     assert small["countries ranked"] <= 4 and large["countries ranked"] <= 4
@@ -91,11 +97,16 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
         r.operation: r.examined for r in by_size(measured, 2000, (IN_PROCESS,)).values()
     }
     assert examined.pop("group page") == 2 and examined_large.pop("group page") <= 4
+    # The page's days: a day holds 20 or 200 of the solvers, so a page spans more days at 200.
+    assert examined.pop(middle) <= 1 + 4 and examined_large.pop(middle) <= 1 + 2
     # The ranklists: at most the journal, the manifest and a set twice, and the page's names.
     for each in (examined, examined_large):
         assert each.pop("countries ranked") <= 2 + 6  # six countries at most, named
     assert examined == examined_large
-    assert all(examined[page] <= 4 for page in ("page 1", "middle page", "last page"))
+    assert all(
+        examined[page] <= 4
+        for page in ("page 1", "middle page", "last page", "score range (2 to 4)")
+    )
     assert examined["rank"] <= 3
     # The scratch database is gone afterwards.
     with MongoClient(embedded_server.uri) as client:

@@ -37,6 +37,8 @@ ErrorCode = Literal[
     "unknown_programmer",
     "no_programmer",
     "unknown_competition",
+    "unknown_problem",
+    "page_out_of_range",
     "not_found",
     "method_not_allowed",
     "id_reused",

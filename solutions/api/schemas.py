@@ -252,6 +252,29 @@ class BoardQuery(BaseModel):
         return str(Scope.of(country=self.country or "", org=self.org or ""))
 
 
+MAX_SCORE = 10**9  # above any score a board can hold (points and streaks included)
+
+
+class ScoreRangeQuery(BoardQuery):
+    """A board day's score range: `min` to `max` (both included; no upper bound without `max`)."""
+
+    min: int = Field(
+        ge=1,
+        le=MAX_SCORE,
+        description="The lowest score counted (at least 1)",
+        json_schema_extra={"example": 1},
+    )
+    max: int = optional("The highest score counted (at least `min`)", ge=1, le=MAX_SCORE)
+
+    @field_validator("max")
+    @classmethod
+    def not_below_min(cls, high: int | None, info: ValidationInfo) -> int | None:
+        low = info.data.get("min")
+        if high is not None and low is not None and high < low:
+            raise ValueError("max must not be below min")
+        return high
+
+
 class MeQuery(BoardQuery):
     board: str = optional("A board's slug; the default board when absent")
 
@@ -297,6 +320,18 @@ class BoardPage(BaseModel):
     page_size: int = Field(ge=1, le=MAX_PAGE_SIZE)
     pages: int = Field(ge=1)
     entries: list[Row]
+
+
+class ScoreRange(BaseModel):
+    board: str
+    date: dt.date
+    min: int = Field(ge=1)
+    max: int | None = Field(description="null: no upper bound")
+    count: int = Field(ge=0, description="Programmers with a score from min to max that day")
+    page: int = Field(ge=1)
+    page_size: int = Field(ge=1, le=MAX_PAGE_SIZE)
+    pages: int = Field(ge=1)
+    entries: list[Row] = Field(description="This page of them, in rank order")
 
 
 class ForecastPoint(BaseModel):
@@ -449,6 +484,28 @@ class ProblemsPage(BaseModel):
     page_size: int = Field(ge=1, le=MAX_PAGE_SIZE)
     pages: int = Field(ge=1)
     entries: list[ProblemOut] = Field(description="In slug order")
+
+
+class SolversQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    page: int = Field(default=1, ge=1, le=MAX_PAGE, description="Which page (50 solvers a page)")
+
+
+class SolverOut(BaseModel):
+    number: int = Field(ge=1, description="1 for the first solver")
+    handle: str
+    country: str = Field(description='ISO 3166 code, "" when not given')
+    solved_at: dt.datetime
+
+
+class ProblemSolvers(BaseModel):
+    problem: str
+    count: int = Field(ge=0, description="Programmers on the boards who solved it")
+    page: int = Field(ge=1)
+    page_size: int = Field(ge=1)
+    pages: int = Field(ge=1)
+    solvers: list[SolverOut] = Field(description="In solve order, earliest first")
 
 
 # --- access tokens -----------------------------------------------------------------------------

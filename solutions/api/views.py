@@ -37,12 +37,16 @@ from .schemas import (
     GroupsQuery,
     HandleMatches,
     MeQuery,
+    ProblemSolvers,
     ProblemsPage,
     ProblemsQuery,
     ProgrammerActivity,
     ProgrammerSearchQuery,
+    ScoreRange,
+    ScoreRangeQuery,
     SolveAnswer,
     SolveRequest,
+    SolversQuery,
     Standing,
 )
 
@@ -275,6 +279,42 @@ def group_ranklist(
 
 
 @read(
+    "/boards/{slug:board}/scores",
+    response={200: ScoreRange, 400: Error, 404: Error},
+    operation_id="getScoreRange",
+    summary="How many programmers of a board day score in a range, and who they are",
+)
+def score_range(
+    request: HttpRequest, query: Query[ScoreRangeQuery], board: BoardSlug = BOARD
+) -> dict:
+    """`count` programmers have a score from `min` to `max` that day (`max` absent: `min` or
+    more); `entries` is one page of them in rank order, with the ranks of the whole board; a
+    page past them is empty. Read from the day's histogram and the page's sets: the same cost
+    at any size. `max` below `min` is 400 `invalid_parameter`."""
+    board_ = board_or_404(board)
+    found = selectors.board_score_range(
+        board=board_,
+        min_score=query.min,
+        max_score=query.max,
+        day=board_day(board_, query),
+        page=query.page,
+        page_size=query.page_size,
+        scope=query.scope,
+    )
+    return {
+        "board": board_.slug,
+        "date": found.date,
+        "min": found.min_score,
+        "max": found.max_score,
+        "count": found.total,
+        "page": found.page,
+        "page_size": found.page_size,
+        "pages": found.pages,
+        "entries": [row_json(row) for row in found.rows],
+    }
+
+
+@read(
     "/boards/{slug:board}/programmers/{handle}",
     response={200: Standing, 400: Error, 404: Error},
     operation_id="getStanding",
@@ -385,6 +425,47 @@ def problems(request: HttpRequest, query: Query[ProblemsQuery]) -> dict:
                 "title": row.problem.title,
                 "points": row.problem.points,
                 "solvers": row.solvers,
+            }
+            for row in page.rows
+        ],
+    }
+
+
+@read(
+    "/problems/{slug}/solvers",
+    response={200: ProblemSolvers, 400: Error, 404: Error},
+    operation_id="getProblemSolvers",
+    summary="Everybody who solved a problem, in solve order, a page at a time",
+)
+def problem_solvers(
+    request: HttpRequest,
+    query: Query[SolversQuery],
+    slug: str = Path(description="The problem's slug", example="p1"),
+) -> dict:
+    """50 solvers a page, earliest first (then by programmer), hidden and banned programmers
+    left out as `count` leaves them out, and a frozen competition's solves only once it ends.
+    A page past the last is 404 `page_out_of_range` (page 1 of a problem nobody solved is an
+    empty page)."""
+    problem = selectors.problems_published().filter(slug=slug).first()
+    if problem is None:
+        raise ApiError(404, "unknown_problem", f"There is no problem {slug[:64]!r}.")
+    page = selectors.problem_solvers_page(problem=problem, page=query.page)
+    if page.page > page.pages:
+        raise ApiError(
+            404, "page_out_of_range", f"There are {page.pages} pages of solvers: ask for 1 to that."
+        )
+    return {
+        "problem": problem.slug,
+        "count": page.total,
+        "page": page.page,
+        "page_size": page.page_size,
+        "pages": page.pages,
+        "solvers": [
+            {
+                "number": row.number,
+                "handle": row.handle,
+                "country": row.country,
+                "solved_at": row.solved_at,
             }
             for row in page.rows
         ],

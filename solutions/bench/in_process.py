@@ -18,6 +18,7 @@ from solutions import selectors, services
 from solutions.models import Board, Problem, Programmer
 
 from .counting import CommandCounter, Measure, measure
+from .seed import SOLVED_BY_ALL
 
 
 def bench_operations(
@@ -46,6 +47,9 @@ def bench_operations(
         "middle page": lambda _: selectors.board_page(board=board, page=max(1, pages // 2)),
         "last page": lambda _: selectors.board_page(board=board, page=pages),
         "rank": lambda _: selectors.programmer_standing(board=board, programmer=programmer),
+        "score range (2 to 4)": lambda _: selectors.board_score_range(
+            board=board, min_score=2, max_score=4
+        ),
         "around me (4)": lambda _: selectors.programmer_around(
             board=board, programmer=programmer, around=4
         ),
@@ -55,6 +59,9 @@ def bench_operations(
         "problems with solver counts": lambda _: selectors.problems_with_solvers(),
         "a problem's solvers": lambda _: selectors.problem_solvers(
             problem=Problem(slug="bench-1", points=50)
+        ),
+        "a problem's solvers, middle page": lambda _: selectors.problem_solvers_page(
+            problem=Problem(slug=SOLVED_BY_ALL), page=max(1, math.ceil(standing.total / 100))
         ),
         "countries ranked": lambda _: selectors.group_ranklist(board=board, kind="country"),
         f"solve ({len(boards)} boards)": solve,

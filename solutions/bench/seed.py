@@ -23,7 +23,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 from pymongo import MongoClient
 
-from solutions import mongo, selectors, services
+from solutions import mongo, selectors, services, solvers
 from solutions.leaderboard import rebuild
 from solutions.models import Board, Programmer
 from tools import embedded_mongo
@@ -36,6 +36,7 @@ ORGANIZATION_SIZE = 20  # programmers of one organization, on average
 # above any the database gives, so the programmers `--ingest` registers never land on a seeded
 # programmer's entries.
 SEED_IDS = 10**12
+SOLVED_BY_ALL = "bench-solved"  # a problem every seeded programmer solved, for its solvers' pages
 
 
 @contextlib.contextmanager
@@ -87,6 +88,27 @@ def _today_so_far() -> tuple[dt.datetime, dt.timedelta]:
     return midnight, now - midnight
 
 
+def _solvers_seed(programmers: list[Programmer], solves: dict[int, list[dict]]) -> None:
+    """Everybody solved SOLVED_BY_ALL at one of their solves' times (over the last 10 days):
+    its count and its parts, as a rebuild from the log writes them."""
+    stats = solvers.StatsBuild()
+    for programmer in programmers:
+        solve = solves[programmer.pk][-1]
+        stats.add(
+            [
+                {
+                    "_id": solve["_id"],
+                    "problem": SOLVED_BY_ALL,
+                    "programmer_id": programmer.pk,
+                    "solved_at": solve["solved_at"],
+                    "problem_counted": True,
+                }
+            ],
+            counted=True,
+        )
+    stats.finish()
+
+
 def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Programmer]:
     """`size` programmers with 1 to 8 solves over the last 10 days (one today, so everybody is on
     every board), in an organization of about ORGANIZATION_SIZE and most in a country, built in
@@ -127,6 +149,7 @@ def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Pr
             for programmer in programmers
         )
         rebuild.board_rebuild(board.slug, board.spec, computed, now_day, dry_run=False)
+    _solvers_seed(programmers, solves)
     # Measured on a server that has written the seed out (`fsync`: a checkpoint), so that the
     # writing of gigabytes at a million does not fall inside the first measures.
     mongo.get_db().client.admin.command("fsync")

@@ -4,6 +4,7 @@
   2026, 14:05 UTC"), readable as it is without JavaScript; `static/site.js` rewrites the text in
   the viewer's own time zone and leaves UTC in its title. Styles: "datetime", "date", "time",
   "seconds".
+- `{{ span|span_words }}`: a length of time in words ("5 hours", "2 hours 30 minutes", "3 days").
 - `{% clock start end %}`: "Starts in 2:05:00", "Time left 1:23:45 · elapsed 0:36:15" or
   "Ended", as of the request; `static/site.js` ticks it every second (the same format).
 
@@ -63,6 +64,17 @@ def duration_text(seconds: float) -> str:
     if days:
         return f"{days} day{'s' if days != 1 else ''} {clock}"
     return clock
+
+
+@register.filter
+def span_words(span: dt.timedelta) -> str:
+    """ "5 hours", "1 hour 30 minutes", "2 days 3 hours", "45 minutes": a contest's length."""
+    minutes = max(int(span.total_seconds() // 60), 0)
+    days, rest = divmod(minutes, 1440)
+    hours, minutes = divmod(rest, 60)
+    parts = [(days, "day"), (hours, "hour"), (minutes, "minute")]
+    words = [f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in parts if n]
+    return " ".join(words) or "0 minutes"
 
 
 def duration_iso(seconds: float) -> str:

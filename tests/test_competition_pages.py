@@ -1,0 +1,168 @@
+"""What the competition pages tell a participant at a glance (issue 38, part 3): the list's length,
+countdown and number taking part; the standings' "following only" filter, the solved/tried row
+(frozen cells respected) and the way out of display mode; "Log in to take part" as a link.
+
+Personas as in conftest: Winter Cup runs 09:00-14:00 UTC on 2020-01-19 and "now" is 12:00.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import re
+
+import pytest
+import time_machine
+from django.test import Client
+
+from activity import services as activity_services
+from competitions import services
+from competitions.tasks import archive_finished_competitions_task
+from tests.conftest import NOW
+
+START = dt.datetime(2020, 1, 19, 9, 0, tzinfo=dt.UTC)
+END = dt.datetime(2020, 1, 19, 14, 0, tzinfo=dt.UTC)
+STANDINGS = "/competitions/winter-cup/standings/"
+_keys = itertools.count()
+
+
+def report(handle: str, problem: str, at_minute: float, accepted: bool = True):
+    """A judge's verdict, as the API records it."""
+    return services.judge_submission_report(
+        key=f"pages-{next(_keys)}",
+        handle=handle,
+        problem_slug=problem,
+        accepted=accepted,
+        submitted_at=START + dt.timedelta(minutes=at_minute),
+    )
+
+
+def logged_in(programmer) -> Client:
+    client = Client()
+    client.force_login(programmer.user)
+    return client
+
+
+@pytest.fixture
+def contest(mongodb, now, problems):
+    """Running, with p1, p2, p3 as A, B, C."""
+    return services.competition_create(
+        slug="winter-cup", title="Winter Cup", start=START, end=END, problems=problems[:3]
+    )
+
+
+@pytest.fixture
+def frozen(contest, alice, bob, charlie):
+    """Frozen at 11:00 (minute 120). Alice solved A at minute 60, Charlie tried A and B before
+    the freeze and got neither, Bob solved A and B after it."""
+    contest.freeze_at = START + dt.timedelta(minutes=120)
+    contest.save()
+    report("Alice", "p1", 60)
+    report("charlie", "p1", 70, accepted=False)
+    report("charlie", "p2", 80, accepted=False)
+    report("bob", "p1", 130)
+    report("bob", "p2", 140)
+    return contest
+
+
+def totals(page: str) -> list[str]:
+    """The solved/tried row under the table, column by column."""
+    row = page[page.index('<tr class="totals">') :].split("</tr>")[0]
+    return re.findall(r'<td class="cell"[^>]*>(\d+/\d+)</td>', row)
+
+
+def handles(page: str) -> list[str]:
+    return re.findall(r'<td class="who"><a href="/u/(\w+)/">', page)
+
+
+# --- the list --------------------------------------------------------------------------------
+
+
+def test_the_list_shows_each_length_a_countdown_to_the_upcoming_and_who_registered(
+    contest, problems, alice, bob
+):
+    spring = services.competition_create(
+        slug="spring",
+        title="Spring Cup",
+        start=NOW + dt.timedelta(days=2, hours=3),
+        end=NOW + dt.timedelta(days=2, hours=5, minutes=30),
+        problems=problems[:1],
+        registration_required=True,
+    )
+    services.competition_register(competition=spring, programmer=alice)
+    services.competition_register(competition=spring, programmer=bob)
+    text = Client().get("/competitions/").text
+    winter = text[text.index("Winter Cup") : text.index("</tr>", text.index("Winter Cup"))]
+    assert "5 hours" in winter and "Open to all" in winter and "Starts in" not in winter
+    upcoming = text[text.index("Spring Cup") : text.index("</tr>", text.index("Spring Cup"))]
+    assert "2 hours 30 minutes" in upcoming and "2 registered" in upcoming
+    # The countdown as of the request, which the page's clock script then ticks.
+    assert "Starts in</span> <time" in upcoming and "2 days 3:00:00" in upcoming
+    assert 'data-clock data-start="2020-01-21T15:00:00Z"' in upcoming
+
+
+# --- the standings ---------------------------------------------------------------------------
+
+
+def test_following_only_lists_the_people_you_follow_and_you_with_their_ranks(
+    frozen, alice, bob, charlie
+):
+    everybody = logged_in(alice).get(STANDINGS).text
+    assert handles(everybody) == ["Alice", "bob", "charlie"]
+    assert "Following only</a>" in everybody
+    activity_services.follow_create(user=alice.user, programmer=charlie)
+    page = logged_in(alice).get(STANDINGS, {"view": "following"}).text
+    assert handles(page) == ["Alice", "charlie"]
+    ranks = re.findall(r'data-rank="(\d+)"', page)
+    # Their ranks among everybody, as on the boards: Charlie shares 2nd with Bob (nothing solved
+    # before the freeze).
+    assert ranks == ["1", "2"]
+    assert '<span class="current" aria-current="true">Following only</span>' in page
+    # The table the page polls keeps to the same people.
+    assert 'data-live-url="/competitions/winter-cup/standings/live/?view=following"' in page
+    polled = logged_in(alice).get("/competitions/winter-cup/standings/live/?view=following")
+    assert handles(polled.text) == ["Alice", "charlie"]
+    # Whoever follows nobody sees their own row only; an anonymous viewer is asked to log in.
+    assert handles(logged_in(bob).get(STANDINGS, {"view": "following"}).text) == ["bob"]
+    anonymous = Client().get(STANDINGS, {"view": "following"}).text
+    assert handles(anonymous) == []
+    assert (
+        '<a href="/accounts/login/?next=/competitions/winter-cup/standings/%3Fview%3Dfollowing">'
+        "Log in</a> to see the people you follow" in anonymous
+    )
+
+
+def test_the_solved_and_tried_row_shows_no_solve_the_freeze_holds(frozen, staff, bob):
+    # The public: Bob's answers after the freeze are pending, tried but not solved.
+    assert totals(Client().get(STANDINGS).text) == ["1/3", "0/2", "0/0"]
+    # Staff see the live standings, and Bob his own row live.
+    staff_client = Client()
+    staff_client.force_login(staff)
+    assert totals(staff_client.get(STANDINGS).text) == ["2/3", "1/2", "0/0"]
+    assert totals(logged_in(bob).get(STANDINGS).text) == ["2/3", "1/2", "0/0"]
+    # The following view still counts everybody.
+    assert totals(Client().get(STANDINGS, {"view": "following"}).text) == ["1/3", "0/2", "0/0"]
+    with time_machine.travel(END + dt.timedelta(minutes=1), tick=False):
+        archive_finished_competitions_task()
+        assert totals(Client().get(STANDINGS).text) == ["2/3", "1/2", "0/0"]
+
+
+def test_display_mode_has_a_visible_way_out(contest, alice):
+    report("Alice", "p1", 10)
+    page = Client().get(STANDINGS).text
+    assert '<a class="display-link" href="?display=1"' in page
+    shown = Client().get(STANDINGS, {"display": "1", "view": "following"}).text
+    assert '<html lang="en" class="display">' in shown or 'class="display"' in shown
+    assert '<a class="leave-display" href="?view=following">Leave display mode</a>' in shown
+
+
+# --- taking part -----------------------------------------------------------------------------
+
+
+def test_log_in_to_take_part_is_a_link_back_to_the_competition(contest, alice):
+    page = Client().get("/competitions/winter-cup/").text
+    assert (
+        '<a href="/accounts/login/?next=/competitions/winter-cup/">Log in to take part</a>' in page
+    )
+    # Signed in, nothing to log in to.
+    assert "Log in to take part" not in logged_in(alice).get("/competitions/winter-cup/").text
