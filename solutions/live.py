@@ -34,10 +34,23 @@ def boards_touch(slugs: Iterable[str] | None = None) -> None:
     if slugs is None:
         slugs = Board.objects.values_list("slug", flat=True)
     slugs = list(slugs)
-    operations = [UpdateOne({"_id": slug}, {"$inc": {"v": 1}}, upsert=True) for slug in slugs]
-    if operations:
-        mongo.board_versions().bulk_write(operations, ordered=False)
-        cache.delete_many([_cache_key(slug) for slug in slugs])
+    if slugs:
+        mongo.write_together(board_versions_writes(slugs))
+        board_versions_forget(slugs)
+
+
+def board_versions_writes(slugs: Iterable[str]) -> list[UpdateOne]:
+    """The writes that bump these boards' versions, to send with others (`mongo.write_together`);
+    `board_versions_forget` once they are written."""
+    where = mongo.namespace(mongo.board_versions())
+    return [
+        UpdateOne({"_id": slug}, {"$inc": {"v": 1}}, upsert=True, namespace=where) for slug in slugs
+    ]
+
+
+def board_versions_forget(slugs: Iterable[str]) -> None:
+    """Drop this process's cached versions of these boards (just bumped)."""
+    cache.delete_many([_cache_key(slug) for slug in slugs])
 
 
 # How long the polls of live pages keep a version: they see a board's changes at most once a

@@ -518,6 +518,20 @@ def _has_unique_index(collection: Collection, model: IndexModel) -> bool:
 DUPLICATE_KEY = 11000
 
 
+def namespace(collection: Collection) -> str:
+    """ "database.collection", as a write sent with others names its collection."""
+    return f"{collection.database.name}.{collection.name}"
+
+
+def write_together(writes: list) -> None:
+    """Send writes to several collections (each model naming its `namespace`) as one ordered
+    command (`bulkWrite`, MongoDB 8.0), durable like every write of the site: each runs only if
+    every one before it did, so a compare-and-swap put first (an upsert that meets a duplicate
+    key when the version it expects is gone) stops the rest."""
+    if writes:
+        get_db().client.bulk_write(writes, ordered=True, write_concern=DURABLE)
+
+
 def only_duplicates(error: BulkWriteError | ClientBulkWriteException) -> bool:
     """Whether every write a bulk refused was refused for a duplicate key (an insert that found
     its document there, or a compare-and-swap whose upsert did): the conflicts the engine

@@ -17,9 +17,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo import InsertOne, UpdateMany
+from pymongo.errors import BulkWriteError, ClientBulkWriteException, DuplicateKeyError
 
-from . import holds, leaderboard, limits, mongo, rules, solvers
+from . import holds, leaderboard, limits, live, mongo, rules, solvers
 from .leaderboard import applier, entries, orders, rebuild
 from .leaderboard.entries import from_solves
 from .live import boards_touch
@@ -278,6 +279,7 @@ def solve_record(
     """
     solve_check_time(solved_at)
     solve = {
+        "_id": ObjectId(),  # named before the write: the entries' counts are idempotent by it
         "programmer_id": programmer.pk,
         "problem": problem.slug,
         "points": problem.points if points is None else points,
@@ -290,8 +292,10 @@ def solve_record(
         solve |= {holds.HELD_UNTIL: held_until, "applied": True}  # nothing to count until then
     elif programmer.on_boards:
         solve |= solvers.move_new(add=True)  # logged with its move into the problem's count
+    else:
+        solve["applied"] = True  # off the boards: nothing to count
     try:
-        mongo.solves().insert_one(solve)
+        solve_apply(solve, programmer, log=True)
     except DuplicateKeyError:
         # Logged before: by another request, or by this one before a fault (or pymongo's own
         # retry of the insert). Either way finish it, then say whose it was.
@@ -301,7 +305,6 @@ def solve_record(
         if not logged.get("applied", True):
             solve_apply(logged, programmer)
         return request is not None and logged.get("request") == request
-    solve_apply(solve, programmer)
     return True
 
 
@@ -328,36 +331,51 @@ def solve_report(
     )
 
 
-def solve_apply(solve: dict, programmer: Programmer) -> None:
-    """Count a logged solve on every board (each count is idempotent by the solve's id), then
-    bring the boards' orders along (all boards at once); the batch that moves them marks the
-    solve applied (`orders_moved`). First its problem's count (`solvers`), so an applied solve
-    is counted there too. A held solve counts nothing until it is released (`holds`)."""
-    if holds.is_held(solve):
+def solve_apply(solve: dict, programmer: Programmer, *, log: bool = False) -> None:
+    """Count a solve on every board (each count is idempotent by the solve's id) and in its
+    problem's count (`solvers`), in one command with its entry in the log when `log` (a new
+    solve: `DuplicateKeyError` when it was logged before, and then nothing else is written),
+    then bring the boards' orders along (all boards at once); the batch that moves them marks
+    the solve applied (`orders_moved`). A held solve counts nothing until it is released
+    (`holds`), nor does the solve of a programmer off the boards."""
+    counted = not holds.is_held(solve) and not solve.get("applied", False)
+    boards = list(Board.objects.all()) if counted and programmer.on_boards else []
+    counts = [(board.slug, board.spec, _solve_event(solve, programmer, board)) for board in boards]
+    log_write = [InsertOne(solve, namespace=mongo.namespace(mongo.solves()))] if log else []
+    if counted and not log:
+        solvers.move_finish(solve)  # a retry's or the repair's: whichever step it stopped at
+    moves = solvers.move_writes(solve) if counted and log else []
+    try:
+        mongo.write_together([*log_write, *entries.count_writes(counts, today()), *moves])
+    except ClientBulkWriteException as error:
+        if not mongo.only_duplicates(error):
+            raise
+        if log and error.write_errors[0].get("idx") == 0:
+            raise DuplicateKeyError("the solve was logged before", 11000) from error
+        solvers.move_finish(solve)  # the problem's count met a duplicate: done again, carefully
+    if not boards:
+        if counted:  # a retry of a solve whose programmer left the boards meanwhile
+            mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
         return
-    solvers.move_finish(solve)
-    if programmer.on_boards:
-        now_day = today()
-        boards = list(Board.objects.all())
-        for board in boards:
-            event = entries.SolveEvent(
-                solve_id=str(solve["_id"]),
-                programmer_id=programmer.pk,
-                handle=programmer.handle,
-                groups=tuple(programmer.group_scopes()),
-                day=solve_day(solve["solved_at"]),
-                value=board.value_of(solve["points"]),
-                at=solve["solved_at"],
-            )
-            entries.entry_count_solve(board.slug, board.spec, event, now_day)
-        # The batch that moves them marks the solve applied (`orders_moved`).
-        applier.orders_catch_up(
-            [(board.slug, programmer.pk) for board in boards],
-            tag=_solve_tag(solve["_id"]),
-            boards=_windows(boards),
-        )
-    else:
-        mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
+    # The batch that moves them marks the solve applied (`orders_moved`).
+    applier.orders_catch_up(
+        [(board.slug, programmer.pk) for board in boards],
+        tag=_solve_tag(solve["_id"]),
+        boards=_windows(boards),
+    )
+
+
+def _solve_event(solve: dict, programmer: Programmer, board: Board) -> entries.SolveEvent:
+    """A logged solve as a board counts it."""
+    return entries.SolveEvent(
+        solve_id=str(solve["_id"]),
+        programmer_id=programmer.pk,
+        handle=programmer.handle,
+        groups=tuple(programmer.group_scopes()),
+        day=solve_day(solve["solved_at"]),
+        value=board.value_of(solve["points"]),
+        at=solve["solved_at"],
+    )
 
 
 SOLVE_TAG = "solve-"
@@ -372,17 +390,20 @@ def _solve_tag(solve_id: ObjectId) -> str:
     return f"{SOLVE_TAG}{solve_id}"
 
 
-def orders_moved(moved: applier.Moved) -> None:
+def orders_moved(moved: applier.Moved) -> applier.Finish:
     """Finish the work of every request whose programmers a batch moved, once for the batch and
     before any of them answers (`applier.on_batch_moved`): mark their solves applied in the log,
-    and bump the live counters of the boards it moved in one write (live pages see the changes
-    on their next poll). A solve whose orders never moved stays unapplied for a retry or the
-    repair task."""
+    and bump the live counters of the boards it moved (live pages see the changes on their next
+    poll), written with the batch's own writes. A solve whose orders never moved stays
+    unapplied for a retry or the repair task."""
     solve_ids = [ObjectId(t.removeprefix(SOLVE_TAG)) for t in moved.tags if t.startswith(SOLVE_TAG)]
+    writes: list = []
     if solve_ids:
-        mongo.solves().update_many({"_id": {"$in": solve_ids}}, {"$set": {"applied": True}})
-    if moved.boards:
-        boards_touch(sorted(moved.boards))
+        applied = {"_id": {"$in": solve_ids}}, {"$set": {"applied": True}}
+        writes.append(UpdateMany(*applied, namespace=mongo.namespace(mongo.solves())))
+    boards = sorted(moved.boards)
+    writes += live.board_versions_writes(boards)
+    return applier.Finish(writes, then=lambda: live.board_versions_forget(boards))
 
 
 # --- hiding and banning ----------------------------------------------------------------------

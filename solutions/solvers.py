@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 
 from bson import ObjectId
 from django.utils import timezone
+from pymongo import UpdateOne
 from pymongo.errors import DuplicateKeyError
 
 from . import holds, mongo
@@ -115,6 +116,42 @@ def move_new(*, add: bool) -> dict:
     return {"problem_move": op, "problem_move_at": timezone.now()}
 
 
+def move_writes(solve: dict) -> list:
+    """The writes that finish a fresh solve's move into its problem's count (steps 2 and 3), to
+    send with the solve's others (`mongo.write_together`), in order: the count, the part, the
+    mark. A duplicate key in them (the op applied already, a document made at the same moment)
+    stops what follows: `move_finish` then does it again the careful way."""
+    op = solve.get("problem_move")
+    if not op or not op.startswith(ADD):
+        return []
+    count_filter, count_change = _stats_change(solve, op)
+    entry = {"p": solve["programmer_id"], "at": solve["solved_at"]}
+    key = part_id(solve["problem"], part_day(solve["solved_at"]))
+    return [
+        UpdateOne(
+            count_filter,
+            count_change,
+            upsert=True,
+            namespace=mongo.namespace(mongo.problem_stats()),
+        ),
+        UpdateOne(
+            {"_id": key, "s.p": {"$ne": solve["programmer_id"]}},
+            {"$push": {"s": {"$each": [entry], "$sort": {"at": 1, "p": 1}}}},
+            upsert=True,
+            namespace=mongo.namespace(mongo.problem_solvers()),
+        ),
+        UpdateOne(*_mark(solve, op), namespace=mongo.namespace(mongo.solves())),
+    ]
+
+
+def _mark(solve: dict, op: str) -> tuple[dict, dict]:
+    """The solve marked with its move done (step 3)."""
+    return {"_id": solve["_id"], "problem_move": op}, {
+        "$set": {"problem_counted": op.startswith(ADD)},
+        "$unset": {"problem_move": "", "problem_move_at": ""},
+    }
+
+
 def move_finish(solve: dict) -> None:
     """Finish the move a solve records, if any (steps 2 and 3): idempotent."""
     op = solve.get("problem_move")
@@ -122,17 +159,22 @@ def move_finish(solve: dict) -> None:
         return
     _stats_apply(solve, op)
     _part_apply(solve, add=op.startswith(ADD))
-    mongo.solves().update_one(
-        {"_id": solve["_id"], "problem_move": op},
-        {
-            "$set": {"problem_counted": op.startswith(ADD)},
-            "$unset": {"problem_move": "", "problem_move_at": ""},
-        },
-    )
+    mongo.solves().update_one(*_mark(solve, op))
 
 
 def _stats_apply(solve: dict, op: str) -> None:
     """Apply one op to its problem's document, unless it is among the recent ops."""
+    unseen, change = _stats_change(solve, op)
+    try:
+        mongo.problem_stats().update_one(unseen, change, upsert=op.startswith(ADD))
+    except DuplicateKeyError:
+        # Either the op is in the document already, or another problem's first solver made
+        # the document at the same moment: now that it exists, apply the op if it is not.
+        mongo.problem_stats().update_one(unseen, change)
+
+
+def _stats_change(solve: dict, op: str) -> tuple[dict, dict]:
+    """(filter, update) of one op on its problem's document, unless it is among the recent ops."""
     entry = {"p": solve["programmer_id"], "at": solve["solved_at"]}
     day = f"days.{part_day(solve['solved_at'])}"  # a number: never a user's string
     change: dict = {"$push": {"ops": {"$each": [op], "$slice": -OPS_KEPT}}}
@@ -151,13 +193,7 @@ def _stats_apply(solve: dict, op: str) -> None:
     else:
         change["$inc"] = {"solvers": -1, day: -1}
         change["$pull"] = {"first": {"p": entry["p"]}, "recent": {"p": entry["p"]}}
-    unseen = {"_id": solve["problem"], "ops": {"$ne": op}}
-    try:
-        mongo.problem_stats().update_one(unseen, change, upsert=op.startswith(ADD))
-    except DuplicateKeyError:
-        # Either the op is in the document already, or another problem's first solver made
-        # the document at the same moment: now that it exists, apply the op if it is not.
-        mongo.problem_stats().update_one(unseen, change)
+    return {"_id": solve["problem"], "ops": {"$ne": op}}, change
 
 
 def _part_apply(solve: dict, *, add: bool) -> None:

@@ -15,7 +15,7 @@ import pytest
 import time_machine
 from django.contrib.auth.models import User
 from django.db.models.signals import post_migrate
-from pymongo import MongoClient
+from pymongo import InsertOne, MongoClient
 
 from solutions import mongo, services
 from solutions.leaderboard import WEEK, lease
@@ -184,3 +184,18 @@ def lease_run_out() -> None:
     """The applier's lease runs out now, as when its holder stopped `lease.LEASE_SECONDS` ago:
     the lease is timed by the server's clock, which the tests' pinned time does not move."""
     lease.appliers().update_one({"_id": lease.LEASE}, {"$set": {"until": 0}})
+
+
+def crash_in_a_solves_first_write(monkeypatch, keep: int, error: Exception) -> None:
+    """The storage goes away in the middle of each new solve's first command (its log, its
+    counts on the boards, then its problem's count, part and mark, in that order): only its
+    first `keep` writes are done (negative: all but the last ones)."""
+    real = mongo.write_together
+
+    def crashing(writes):
+        if writes and isinstance(writes[0], InsertOne):  # a new solve's first command
+            real(writes[:keep])
+            raise error
+        return real(writes)
+
+    monkeypatch.setattr(mongo, "write_together", crashing)

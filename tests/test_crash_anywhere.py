@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from unittest import mock
 
 import pytest
+from pymongo import MongoClient
 from pymongo.collection import Collection
 from pymongo.errors import AutoReconnect
 
@@ -38,24 +39,46 @@ WRITES = (
 
 
 @contextlib.contextmanager
-def commands_wrapped(names: Iterable[str], wrap):
-    """pymongo's `Collection` methods of `names` each replaced by `wrap(name, the real one)`."""
+def commands_wrapped(names: Iterable[str], wrap, together=None):
+    """pymongo's `Collection` methods of `names` each replaced by `wrap(name, the real one)`, and
+    the client's `bulk_write` (writes to several collections at once, `mongo.write_together`) by
+    `together(the real one)` when given."""
     with contextlib.ExitStack() as stack:
         for name in names:
             real = getattr(Collection, name)
             stack.enter_context(mock.patch.object(Collection, name, wrap(name, real)))
+        if together is not None:
+            real = MongoClient.bulk_write
+            stack.enter_context(mock.patch.object(MongoClient, "bulk_write", together(real)))
         yield
 
 
 class StorageLost:
     """Count write commands; the storage goes away at the `at`-th one, before the server gets it
-    or right after it did it (the answer lost)."""
+    or right after it did it (the answer lost). A command of writes to several collections
+    stops after a random number of them (`done`: a server killed in its middle)."""
 
-    def __init__(self, at: int, after: bool) -> None:
-        self.at, self.after, self.count = at, after, 0
+    def __init__(self, at: int, after: bool, done: random.Random) -> None:
+        self.at, self.after, self.count, self.done = at, after, 0, done
 
     def armed(self):
-        return commands_wrapped(WRITES, lambda _name, real: self._wrapped(real))
+        return commands_wrapped(
+            WRITES, lambda _name, real: self._wrapped(real), together=self._together
+        )
+
+    def _together(self, real):
+        lost = self
+
+        def write(client, models, *args, **kwargs):
+            lost.count += 1
+            if lost.count != lost.at:
+                return real(client, models, *args, **kwargs)
+            done = models[: lost.done.randrange(len(models) + 1)]
+            if lost.after and done:
+                real(client, done, *args, **kwargs)
+            raise AutoReconnect("connection to the server was lost")
+
+        return write
 
     def _wrapped(self, real):
         lost = self
@@ -95,7 +118,7 @@ def test_solves_stopped_at_any_write_leave_every_order_holding_every_entry_once(
     for _solve in range(40):
         programmer, problem = chance.choice(people), chance.choice(problems)
         solved_at = NOW - dt.timedelta(days=chance.randrange(4), minutes=chance.randrange(600))
-        lost = StorageLost(at=chance.randrange(1, 30), after=chance.random() < 0.5)
+        lost = StorageLost(at=chance.randrange(1, 30), after=chance.random() < 0.5, done=chance)
         try:
             with lost.armed():
                 services.solve_record(programmer=programmer, problem=problem, solved_at=solved_at)

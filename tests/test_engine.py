@@ -340,9 +340,10 @@ def test_a_solve_counted_while_another_request_moves_the_orders_is_listed(mongod
     )
     real_apply = applier._orders_apply
 
-    def our_count_lands_midway(keys):
-        real_apply(keys)
-        entries.entry_count_solve(board.slug, board.spec, ours, VECTOR_TODAY)
+    def our_count_lands_midway(keys, heads):
+        writes = real_apply(keys, heads)
+        entries.entries_count_solve([(board.slug, board.spec, ours)], VECTOR_TODAY)
+        return writes
 
     with time_machine.travel(moment, tick=False):
         with mock.patch.object(applier, "_orders_apply", side_effect=our_count_lands_midway):

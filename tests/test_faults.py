@@ -14,7 +14,7 @@ from unittest import mock
 
 import pytest
 from django.test import Client
-from pymongo import helpers_shared
+from pymongo import InsertOne, ReplaceOne, helpers_shared
 from pymongo.errors import (
     AutoReconnect,
     BulkWriteError,
@@ -26,10 +26,11 @@ from pymongo.errors import (
     OperationFailure,
     WTimeoutError,
 )
+from pymongo.synchronous import client_bulk
 from pymongo.synchronous.pool import Connection
 
 from solutions import leaderboard, mongo, selectors, services, tokens
-from solutions.leaderboard import applier, entries, journals, lease, orders, reading, sets, tree
+from solutions.leaderboard import applier, journals, lease, orders, reading, sets, tree
 from solutions.models import Board, Problem
 from tests.conftest import NOW, make_programmer
 from tests.test_engine import (
@@ -79,8 +80,18 @@ def fail_once(module, target: str, error: Exception | None = None):
 
 def orders_moved_then_lost():
     """Make the storage go away right after a batch wrote the orders (the journals), before it
-    recorded what they now hold (once)."""
-    return fail_once(entries, "placed_record")
+    recorded what they now hold (once): its last command stops after the journals' writes,
+    which come first."""
+    real, calls = applier._batch_write, []
+
+    def journals_then_lost(writes):
+        calls.append(1)
+        if len(calls) > 1:
+            return real(writes)
+        real([write for write in writes if isinstance(write, (InsertOne, ReplaceOne))])
+        raise AutoReconnect("connection to the server was lost")
+
+    return mock.patch.object(applier, "_batch_write", side_effect=journals_then_lost)
 
 
 def every_board_lists(handle: str) -> dict[str, int]:
@@ -95,8 +106,8 @@ def every_board_lists(handle: str) -> dict[str, int]:
 
 @pytest.mark.parametrize(
     "module, failing",
-    [(entries, "entry_count_solve"), (applier, "orders_catch_up")],
-    ids=["entry_count_solve", "orders_catch_up"],
+    [(mongo, "write_together"), (applier, "orders_catch_up")],
+    ids=["the log and the counts", "orders_catch_up"],
 )
 def test_a_retry_after_a_fault_counts_the_solve_once_and_says_it_counted(
     client, mongodb, now, judge, module, failing
@@ -146,7 +157,7 @@ def test_a_batch_that_meets_an_applier_outliving_its_lease_waits_and_moves_once(
     fails (`OrdersConflict`). The solve is not an error: the batch gives the lease back with
     Alice pending, takes it again and moves her, and every board lists her once."""
     conflict = orders.OrdersConflict("a manifest changed since it was read")
-    with fail_once(orders, "manifests_swap", conflict) as swap:
+    with fail_once(applier, "_batch_write", conflict) as swap:
         response = post_solve(client, judge, id="s1", problem="p1")
     assert response.status_code == 201 and response.json()["counted"] is True
     assert swap.call_count >= 2
@@ -177,7 +188,8 @@ def test_a_batch_whose_entries_a_stale_applier_overtook_moves_nobody_out_twice(
         if not woke:
             woke.append(1)
             with mock.patch.object(journals, "journals_read", real_read):
-                applier._orders_apply({(slug, alice.pk) for slug in boards})
+                heads = journals.journal_heads(boards)
+                applier._batch_write(applier._orders_apply({(s, alice.pk) for s in boards}, heads))
         return real_read(*args)
 
     with mock.patch.object(journals, "journals_read", side_effect=stale_applier_wakes):
@@ -263,6 +275,25 @@ def server_answers_once(command: str, collection: str, reply: dict) -> list[dict
         yield answered
 
 
+@contextlib.contextmanager
+def server_answers_bulk_once(reply: dict) -> list[dict]:
+    """`server_answers_once` for the first command of writes to several collections
+    (`bulkWrite`, `mongo.write_together`: a solve's log and counts)."""
+    real, answered = client_bulk.run_bulk_write_command, []
+
+    def bulk_once(bwc, cmd, *args, **kwargs):
+        if answered:
+            return real(bwc, cmd, *args, **kwargs)
+        answered.append(cmd)
+        if not reply["ok"]:
+            helpers_shared._check_command_response(reply, bwc.conn.max_wire_version)
+        docs, *rest = real(bwc, cmd, *args, **kwargs)
+        return [{**docs[0], **reply}, *docs[1:]], *rest
+
+    with mock.patch.object(client_bulk, "run_bulk_write_command", bulk_once):
+        yield answered
+
+
 @pytest.mark.parametrize(
     "reply",
     [WTIMEOUT, TIME_LIMIT, EXCEEDED, LABELLED],
@@ -271,7 +302,7 @@ def server_answers_once(command: str, collection: str, reply: dict) -> list[dict
 def test_a_solve_whose_write_meets_a_transient_server_error_answers_503_and_the_retry_counts(
     client, mongodb, now, judge, reply
 ):
-    with server_answers_once("insert", "solves", reply) as answered:
+    with server_answers_bulk_once(reply) as answered:  # the log and the counts
         first = post_solve(client, judge)
     assert answered, "the solve's write met the error"
     assert first.status_code == 503
@@ -287,7 +318,7 @@ def test_an_answer_whose_write_a_majority_did_not_confirm_gets_the_friendly_503_
 ):
     browser = Client()
     browser.force_login(alice.user)
-    with server_answers_once("insert", "solves", WTIMEOUT) as answered:
+    with server_answers_bulk_once(WTIMEOUT) as answered:  # the log and the counts
         response = browser.post(f"/problems/{problems[0].slug}/", {"answer": "7"})
     assert answered
     assert (response.status_code, response["Retry-After"]) == (503, "5")

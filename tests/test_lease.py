@@ -10,6 +10,7 @@ import time
 
 import bson
 import pytest
+from pymongo import InsertOne, ReplaceOne
 from pymongo.errors import BulkWriteError
 
 from solutions import mongo, services
@@ -79,12 +80,16 @@ def test_2500_programmers_pending_at_once_are_placed_in_bounded_batches(
     batches, largest_journal = [], 0
     real_apply = applier._orders_apply
 
-    def apply_watched(wanted):
+    def apply_watched(wanted, heads):
         nonlocal largest_journal
         batches.append(len({pid for _board, pid in wanted}))
-        real_apply(wanted)
-        for journal in journals.journals_read(boards)[0].values():
+        writes = real_apply(wanted, heads)
+        for journal in journals.journals_read(boards)[0].values():  # as a fold left them
             largest_journal = max(largest_journal, len(bson.encode(journal)))
+        for write in writes:  # the journals the batch writes next
+            if isinstance(write, (InsertOne, ReplaceOne)):
+                largest_journal = max(largest_journal, len(bson.encode(write._doc)))
+        return writes
 
     monkeypatch.setattr(applier, "_orders_apply", apply_watched)
     applier.orders_catch_up()

@@ -22,7 +22,7 @@ from competitions.tasks import archive_finished_competitions_task
 from solutions import mongo, selectors, services, solvers
 from solutions.models import Problem, Programmer
 from tests.commands import CommandLog
-from tests.conftest import NOW, make_programmer
+from tests.conftest import NOW, crash_in_a_solves_first_write, make_programmer
 
 
 def brute_solvers(problem: Problem) -> list[tuple[str, dt.datetime]]:
@@ -174,13 +174,12 @@ def test_a_crash_between_the_count_and_the_part_lists_the_solver_once_after_a_re
     mongodb, now, boards, problems, alice, bob, monkeypatch
 ):
     p1 = problems[0]
-    real = solvers._part_apply
-    monkeypatch.setattr(solvers, "_part_apply", lambda solve, add: (_ for _ in ()).throw(OSError()))
+    crash_in_a_solves_first_write(monkeypatch, -2, OSError())  # counted, neither listed nor marked
     with pytest.raises(OSError):
         services.solve_record(programmer=alice, problem=p1, solved_at=NOW, request="a")
     with pytest.raises(OSError):
         services.solve_record(programmer=bob, problem=p1, solved_at=NOW, request="b")
-    monkeypatch.setattr(solvers, "_part_apply", real)
+    monkeypatch.undo()
     assert selectors.problem_solvers_page(problem=p1, page=1).rows == []  # counted, not listed
     assert services.solve_record(programmer=alice, problem=p1, solved_at=NOW, request="a")
     now.shift(dt.timedelta(minutes=3))

@@ -86,7 +86,15 @@ def commands_seen_by(requests: dict[threading.Thread, Request]):
 
         return command
 
-    return commands_wrapped(COMMANDS, wrapped)
+    def together(real):
+        def command(client, *args, **kwargs):
+            if (request := requests.get(threading.current_thread())) is not None:
+                request.command("", "client_bulk_write")
+            return real(client, *args, **kwargs)
+
+        return command
+
+    return commands_wrapped(COMMANDS, wrapped, together)
 
 
 @contextlib.contextmanager

@@ -28,7 +28,7 @@ from solutions import leaderboard, mongo, selectors, services, solvers
 from solutions.leaderboard import streaks
 from solutions.models import Problem, Programmer
 from tests.commands import CommandLog
-from tests.conftest import NOW, make_programmer, random_solves
+from tests.conftest import NOW, crash_in_a_solves_first_write, make_programmer, random_solves
 
 TODAY = leaderboard.epoch_day(NOW, "UTC")  # 18280, 2020-01-19
 
@@ -236,20 +236,13 @@ def test_a_crash_between_counting_and_marking_counts_once_after_a_retry_or_the_r
     mongodb, now, boards, problems, alice, bob, monkeypatch
 ):
     p1 = problems[0]
-    real = solvers.move_finish
-
-    def crash_after_counting(solve):
-        op = solve.get("problem_move")
-        if op:
-            solvers._stats_apply(solve, op)  # step 2 done, step 3 never happens
-        raise ConnectionError("the server went away")
-
-    monkeypatch.setattr(solvers, "move_finish", crash_after_counting)
+    # Step 2 (the count) done, step 3 (the mark) never happens.
+    crash_in_a_solves_first_write(monkeypatch, -2, ConnectionError("the server went away"))
     with pytest.raises(ConnectionError):
         services.solve_record(programmer=alice, problem=p1, solved_at=NOW, request="a")
     with pytest.raises(ConnectionError):
         services.solve_record(programmer=bob, problem=p1, solved_at=NOW, request="b")
-    monkeypatch.setattr(solvers, "move_finish", real)
+    monkeypatch.undo()
     assert shown_problem(p1)[0] == 2  # counted once each, not marked yet
     # Alice's judge retries; Bob's solve is left to the repair task.
     assert services.solve_record(programmer=alice, problem=p1, solved_at=NOW, request="a")
@@ -265,7 +258,7 @@ def test_a_crash_between_counting_and_marking_counts_once_after_a_retry_or_the_r
 def test_a_crash_before_counting_is_finished_by_the_repair_task(
     mongodb, now, boards, problems, alice, monkeypatch
 ):
-    monkeypatch.setattr(solvers, "move_finish", lambda solve: (_ for _ in ()).throw(OSError()))
+    crash_in_a_solves_first_write(monkeypatch, -3, OSError())  # logged and counted on the boards
     with pytest.raises(OSError):
         services.solve_record(programmer=alice, problem=problems[0], solved_at=NOW)
     monkeypatch.undo()

@@ -28,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from pymongo.errors import ConnectionFailure, ExecutionTimeout
+from pymongo.errors import ClientBulkWriteException, ConnectionFailure, ExecutionTimeout
 
 from .. import mongo
 from . import (
@@ -68,16 +68,26 @@ class Moved:
     tags: frozenset[str]
 
 
+@dataclass(frozen=True)
+class Finish:
+    """What a finisher adds to a batch: writes (models naming their namespace) sent with the
+    batch's own, after its moves and before the lease is given back, and what to do once they
+    are written."""
+
+    writes: list
+    then: Callable[[], object] = lambda: None
+
+
 # What every batch does once its moves are written (`on_batch_moved`).
-_BATCH_FINISHERS: list[Callable[[Moved], object]] = []
+_BATCH_FINISHERS: list[Callable[[Moved], Finish]] = []
 
 
-def on_batch_moved(finish: Callable[[Moved], object]) -> None:
-    """Run `finish(moved)` in every batch that moves the orders, before the lease is given back
-    and the batch's programmers leave the pending list: whatever a request needs done once its
-    programmers moved (its solve marked applied) is done before any request of the batch can
-    answer. A batch whose finisher fails leaves them all pending; the next batch moves them
-    again (nothing changes) and finishes them."""
+def on_batch_moved(finish: Callable[[Moved], Finish]) -> None:
+    """Have `finish(moved)` add its writes to every batch that moves the orders, written before
+    the lease is given back and the batch's programmers leave the pending list: whatever a
+    request needs done once its programmers moved (its solve marked applied) is done before any
+    request of the batch can answer. A batch whose writes fail leaves them all pending; the
+    next batch moves them again (nothing changes) and finishes them."""
     if finish not in _BATCH_FINISHERS:
         _BATCH_FINISHERS.append(finish)
 
@@ -187,17 +197,28 @@ def _batch_move(token: str, pending: list[str], boards: Boards) -> list[str]:
     items = [lease.item_parts(item) for item in batch]
     moved = Moved(frozenset(board for board, *_ in items), frozenset(tag for *_, tag in items))
     try:
-        day_change.frontiers_catch_up({**dict.fromkeys(moved.boards), **boards})
+        heads = day_change.frontiers_catch_up({**dict.fromkeys(moved.boards), **boards})
         lease.keep()
-        _orders_apply({(board, pid) for board, pid, _tag in items})
-        for finish in _BATCH_FINISHERS:
-            finish(moved)
+        writes = _orders_apply({(board, pid) for board, pid, _tag in items}, heads)
+        finished = [finish(moved) for finish in _BATCH_FINISHERS]
+        writes += [write for end in finished for write in end.writes]
+        _batch_write([*writes, lease.release_write(token, batch)])
     except BaseException:
         # Everything stays pending for the next holder; after a fault, give up in bounded time.
         mongo.cleanup(lambda: lease.release(token, None))
         raise
-    lease.release(token, batch)
+    for end in finished:
+        end.then()
     return batch
+
+
+def _batch_write(writes: list) -> None:
+    """A batch's last writes in one command, in order (`mongo.write_together`): the journals'
+    compare-and-swaps first, so a journal another applier changed stops all that follows."""
+    try:
+        mongo.write_together(writes)
+    except ClientBulkWriteException as error:
+        raise orders.conflict_or_refused(error, "a journal changed since it was read") from error
 
 
 def _batch_of(pending: list[str]) -> list[str]:
@@ -210,7 +231,7 @@ def _batch_of(pending: list[str]) -> list[str]:
 # --- a batch -------------------------------------------------------------------------------------
 
 
-def _orders_apply(wanted: set[tuple[str, int]]) -> None:
+def _orders_apply(wanted: set[tuple[str, int]], heads: dict[str, journals.Head]) -> list:
     """Move these (board slug, programmer id) in every order they are in, on every board at once:
     record the moves in the boards' journals (one read, one write), with the moves of the groups
     whose scores they change in the groups' ranklists (`journals.group_moves`), then what the
@@ -219,18 +240,18 @@ def _orders_apply(wanted: set[tuple[str, int]]) -> None:
     pending with journals and records that the next batch carries on from: a journal's part
     keeps, for each programmer, the record the manifest holds, so moving them again from an older
     record changes nothing that matters; and a fold, which forgets what it moved, only ever
-    follows the records of what it moves.
+    follows the records of what it moves. Returns the journals' and the records' writes, for
+    the batch to send with its others (`_batch_write`); a batch that folds sends them first.
 
     The journals' versions are read before the entries, and the journals must still have them
     after: an applier that outlived its lease may append, record and fold between this batch's
     reads, and a record of the entries older than the journals would move a programmer out of
     a place the orders no longer hold (`orders.OrdersConflict`: everybody stays pending)."""
     if not wanted:
-        return
-    heads = journals.journal_heads({board for board, _pid in wanted})
+        return []
     behind, by_part, named = _batch_moves(wanted, heads)
     if not behind:
-        return
+        return []
     ranked = sorted(
         orders.order_id(board, day_key, scope)
         for board, parts in by_part.items()
@@ -249,10 +270,12 @@ def _orders_apply(wanted: set[tuple[str, int]]) -> None:
     appended = {
         board: journals.journal_append(journal_of[board], parts) for board, parts in by_part.items()
     }
-    journals.journals_swap(journal_of, appended)
-    entries.placed_record(behind)
+    writes = journals.journals_swap_writes(journal_of, appended) + entries.placed_writes(behind)
     if full := {board: j for board, j in appended.items() if j["n"] > journals.JOURNAL_MAX}:
+        _batch_write(writes)
         journals.journals_fold(full)
+        return []
+    return writes
 
 
 def _batch_moves(

@@ -44,15 +44,16 @@ from . import days_kept, entries, groups, journals, lease, maths, moving, orders
 PREP_CHUNK = 256  # programmers a preparation moves a journal write
 
 
-def frontiers_catch_up(boards: Mapping[str, maths.Window | None]) -> dict[str, int]:
+def frontiers_catch_up(boards: Mapping[str, maths.Window | None]) -> dict[str, journals.Head]:
     """As the lease holder: bring each of these boards' frontier to the day wanted now, a day at a
-    time. Returns {board: its frontier}. A board's window is the one given, else the one its
-    journal keeps (each given is kept there, for the readers and the repair task that know only
-    the board). A board never written yet starts at the day wanted: nothing is placed on it.
-    All-time boards have no days and no frontier."""
+    time. A board's window is the one given, else the one its journal keeps (each given is kept
+    there, for the readers and the repair task that know only the board). A board never written
+    yet starts at the day wanted: nothing is placed on it. All-time boards have no days and no
+    frontier. Returns the boards' journal heads as they are then, which a batch reads before
+    the entries (`applier`): read once when no frontier moves, as in most batches."""
     wanted = days_kept.frontier_wanted()
-    heads = journals.journal_heads(boards)  # one small read: most batches change no frontier
-    frontiers = {}
+    heads = journals.journal_heads(boards)
+    changed = False
     for board_slug, given in sorted(boards.items()):
         head = heads[board_slug]
         window = given or _window_of(head.window)
@@ -63,11 +64,12 @@ def frontiers_catch_up(boards: Mapping[str, maths.Window | None]) -> dict[str, i
             frontier = wanted if frontier is None else frontier
             changes = {"frontier": frontier, "window": _window_kept(window)}
             journals.journal_write(board_slug, journals.journal_read(board_slug), changes)
+            changed = True
         while frontier < wanted:
             frontier += 1
             day_prepare(board_slug, window, frontier)
-        frontiers[board_slug] = frontier
-    return frontiers
+            changed = True
+    return journals.journal_heads(boards) if changed else heads
 
 
 def frontier_start(board_slug: str, window: maths.Window, frontier: int) -> None:

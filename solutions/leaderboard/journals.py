@@ -229,18 +229,20 @@ def moves_record(
 def journals_swap(before: dict[str, dict], after: dict[str, dict]) -> None:
     """Write the journals `after`, each over the version it had `before` (compare-and-swap, in
     one bulk with `orders.manifests_swap`)."""
-    if not after:
-        return
-    orders.manifests_swap(
-        [
-            (
-                journal_id(board),
-                before[board].get("v", 0),
-                {k: v for k, v in j.items() if k != "_id"},
-            )
-            for board, j in after.items()
-        ]
-    )
+    if after:
+        orders.manifests_swap(_swaps(before, after))
+
+
+def journals_swap_writes(before: dict[str, dict], after: dict[str, dict]) -> list:
+    """`journals_swap` as writes to send first among a batch's others (`mongo.write_together`)."""
+    return orders.manifests_swap_writes(_swaps(before, after))
+
+
+def _swaps(before: dict[str, dict], after: dict[str, dict]) -> list[tuple[str, int, dict]]:
+    return [
+        (journal_id(board), before[board].get("v", 0), {k: v for k, v in j.items() if k != "_id"})
+        for board, j in after.items()
+    ]
 
 
 def _part_moves(packed: bytes) -> list[moving.Move]:

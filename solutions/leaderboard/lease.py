@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 
-from pymongo import ReturnDocument
+from pymongo import ReturnDocument, UpdateOne
 from pymongo.collection import Collection
 from pymongo.errors import DuplicateKeyError
 
@@ -104,11 +104,20 @@ def take(token: str, listed: list[str]) -> tuple[bool, list[str]]:
 def release(token: str, done: list[str] | None) -> None:
     """Give the lease back; `done`: what was moved (None: nothing, the batch failed), pulled
     from the pending entries."""
+    appliers().update_one(*_release(token, done))
+
+
+def release_write(token: str, done: list[str]) -> UpdateOne:
+    """The lease given back, as the last write of a batch sent with its others (`applier`)."""
+    return UpdateOne(*_release(token, done), namespace=mongo.namespace(appliers()))
+
+
+def _release(token: str, done: list[str] | None) -> tuple[dict, dict]:
     _held.token = None
     update: dict = {"$set": {"until": None}}
     if done:
         update["$pullAll"] = {"pending": done}
-    appliers().update_one({"_id": LEASE, "token": token}, update)
+    return {"_id": LEASE, "token": token}, update
 
 
 def pending_now() -> tuple[set[str], bool]:

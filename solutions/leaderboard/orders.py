@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from bson import Binary
 from pymongo import DeleteOne, InsertOne, ReplaceOne, UpdateOne
 from pymongo.collection import Collection
-from pymongo.errors import BulkWriteError
+from pymongo.errors import BulkWriteError, ClientBulkWriteException
 
 from .. import mongo
 from . import days_kept, groups, maths, moving, sets, tree
@@ -65,13 +65,17 @@ class OrdersConflict(RuntimeError):
     moves stay pending for the next applier."""
 
 
-def _conflict_or_refused(error: BulkWriteError, conflict: str) -> Exception:
+def conflict_or_refused(
+    error: BulkWriteError | ClientBulkWriteException, conflict: str
+) -> Exception:
     """What a refused write of the orders means: a duplicate key is a conflict with another
-    applier (everybody stays pending, to try again); anything else (a document too large, a bad
-    update) would be refused again, so it is logged and raised as a storage fault (503), never
-    taken for a conflict and swallowed."""
+    applier (everybody stays pending, to try again); a fault that passes is itself; anything
+    else (a document too large, a bad update) would be refused again, so it is logged and
+    raised as a storage fault (503), never taken for a conflict and swallowed."""
     if mongo.only_duplicates(error):
         return OrdersConflict(conflict)
+    if mongo.is_transient(error):
+        return error
     log.error("the storage refused a write of the orders: %s", error.details)
     return mongo.StorageRefused(f"the storage refused a write of the orders: {error}")
 
@@ -225,7 +229,7 @@ def manifests_move(
         try:
             result = order_sets().bulk_write(set_writes, ordered=False)
         except BulkWriteError as error:
-            raise _conflict_or_refused(error, "a set was written since it was read") from error
+            raise conflict_or_refused(error, "a set was written since it was read") from error
         if result.matched_count < expected_matches:
             raise OrdersConflict("a set changed since it was read")
     manifests_swap(swaps)
@@ -406,6 +410,20 @@ def _inlined(manifest: sets.Manifest, rewrite: moving.Rewrite) -> dict[int, tupl
     return {only: found} if found else {}
 
 
+def manifests_swap_writes(swaps: list[tuple[str, int, dict]]) -> list:
+    """`manifests_swap` as writes to send first among others (`mongo.write_together`): each
+    compare-and-swap is an upsert, so a version gone meets a duplicate key and stops what
+    follows. (A manifest deleted meanwhile would be made again: only a rebuild deletes one,
+    with nobody pending.)"""
+    where = mongo.namespace(orders())
+    return [
+        InsertOne({"_id": order, **document}, namespace=where)
+        if expected == 0
+        else ReplaceOne({"_id": order, "v": expected}, document, upsert=True, namespace=where)
+        for order, expected, document in swaps
+    ]
+
+
 def manifests_swap(swaps: list[tuple[str, int, dict]]) -> None:
     """Compare-and-swap manifests (and journals) on their version: one that somebody else changed
     first (only an applier that outlived its lease can) keeps the newer writer's state, and the
@@ -419,7 +437,7 @@ def manifests_swap(swaps: list[tuple[str, int, dict]]) -> None:
     try:
         result = orders().bulk_write(operations, ordered=False)
     except BulkWriteError as error:
-        raise _conflict_or_refused(error, "a manifest was created meanwhile") from error
+        raise conflict_or_refused(error, "a manifest was created meanwhile") from error
     if result.matched_count + result.inserted_count < len(operations):
         raise OrdersConflict("a manifest changed since it was read")
 

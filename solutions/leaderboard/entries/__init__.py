@@ -76,13 +76,26 @@ def seed_query_indexes(board_slugs: Iterable[str]) -> dict[str, list[IndexModel]
 # --- entries ----------------------------------------------------------------------------------
 
 
-def entry_count_solve(board_slug: str, window: maths.Window, event: SolveEvent, today: int) -> None:
-    """Count a solve in the programmer's entry, once whatever the retries. Until its orders
+def entries_count_solve(counts: Iterable[tuple[str, maths.Window, SolveEvent]], today: int) -> None:
+    """Count a solve in the programmer's entry of each board ((board slug, window, the board's
+    event) each), once whatever the retries, in one command (`count_writes`)."""
+    mongo.write_together(count_writes(counts, today))
+
+
+def count_writes(counts: Iterable[tuple[str, maths.Window, SolveEvent]], today: int) -> list:
+    """The writes that count a solve in the programmer's entry of each board: one pipeline update
+    of the entry a board, as the seed has it, idempotent by the solve's id. Until its orders
     follow (`applier.orders_catch_up`), the solve stays unapplied in the log, for a retry or the
     repair task to finish."""
-    entries(board_slug).update_one(
-        {"_id": event.programmer_id}, solve_pipeline(window, event, today), upsert=True
-    )
+    return [
+        UpdateOne(
+            {"_id": event.programmer_id},
+            solve_pipeline(window, event, today),
+            upsert=True,
+            namespace=mongo.namespace(entries(board_slug)),
+        )
+        for board_slug, window, event in counts
+    ]
 
 
 def entry_read(board_slug: str, programmer_id: int, day_keys: Iterable[str] = ()) -> dict:
@@ -254,18 +267,20 @@ def day_moves(entry: dict, day: int, copied: bool) -> dict[tuple[str, str], movi
     return {(key, scope): moving.Move(old, new) for scope in scopes_of(placed)}
 
 
-def placed_record(behind: dict[str, list[Behind]]) -> None:
-    """Record in each entry what the orders now hold for it (one bulk a board), unless a later
-    applier already recorded a newer revision: ``{rev}`` alone if the entry is still at it."""
+def placed_writes(behind: dict[str, list[Behind]]) -> list[UpdateOne]:
+    """The writes that record in each entry what the orders now hold for it, unless a later
+    applier already recorded a newer revision: ``{rev}`` alone if the entry is still at it. Sent
+    with the batch's other writes (`mongo.write_together`)."""
+    updates = []
     for board_slug, moved in behind.items():
-        updates = []
+        where = mongo.namespace(entries(board_slug))
         for entry in moved:
             rev = entry.now["rev"]
             still = {"$eq": [{"$ifNull": ["$rev", 0]}, rev]}
             placed = {"$cond": [still, {"rev": rev}, {"$literal": entry.now}]}
             older = {"_id": entry.programmer_id, "placed.rev": {"$not": {"$gte": rev}}}
-            updates.append(UpdateOne(older, [{"$set": {"placed": placed}}]))
-        entries(board_slug).bulk_write(updates, ordered=False)
+            updates.append(UpdateOne(older, [{"$set": {"placed": placed}}], namespace=where))
+    return updates
 
 
 # --- the seed's query: a board day straight from the entries -------------------------------------
