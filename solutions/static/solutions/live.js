@@ -1,32 +1,31 @@
 /* Live regions: every element with data-live-url is refreshed by polling that URL, which answers
    304 (nothing changed: the ETag still matches) or 200 with the region's new HTML and ETag.
-   Fast (every 3 s) while the tab is visible and somebody used it in the last minute; slow (every
-   60 s) when it is hidden or idle. In display mode (html.display, a board on a projector) every
-   2 s, always: nobody touches a projector. Rows whose score changed in an update get the class
+   Every 3 s while the tab is visible, whether or not anybody touches it (a scoreboard on a wall
+   is never touched); every 60 s while it is hidden (Page Visibility API), and at once when it
+   is shown again. In display mode (html.display, a board on a projector) every 2 s. Rows whose
+   score changed in an update, or that came onto the page from below (an arrival), get the class
    "moved" for a moment (the CSS makes it glow, or a steady mark under prefers-reduced-motion);
-   rows that only changed place show their old rank in the rank cell instead (see
-   changedRows). Without JavaScript the page is simply static. */
+   rows that only changed place show their old rank in the rank cell instead (see changedRows).
+   Without JavaScript the page is simply static. */
 (function () {
   "use strict";
   var FAST = 3000;
   var SLOW = 60000;
   var DISPLAY = 2000;
-  var IDLE_AFTER = 60000;
   var MOVED_FOR = 4000;
-  var lastActivity = Date.now();
   var regions = [];
 
   function displayMode() {
     return document.documentElement.classList.contains("display");
   }
 
-  function active() {
-    return document.visibilityState === "visible" && Date.now() - lastActivity < IDLE_AFTER;
+  function visible() {
+    return document.visibilityState === "visible";
   }
 
   function interval() {
     if (displayMode()) return DISPLAY;
-    return active() ? FAST : SLOW;
+    return visible() ? FAST : SLOW;
   }
 
   /* What each keyed row shows, by its data-key: its rank and score. */
@@ -97,14 +96,12 @@
     this.url = element.getAttribute("data-live-url");
     this.etag = element.getAttribute("data-live-etag") || null;
     this.timer = null;
-    this.slow = false;
     this.busy = false;
   }
 
   Region.prototype.schedule = function (delay) {
     clearTimeout(this.timer);
     var wait = delay === undefined ? interval() : delay;
-    this.slow = wait >= SLOW;
     this.timer = setTimeout(this.poll.bind(this), wait);
   };
 
@@ -136,22 +133,15 @@
       });
   };
 
-  function wake() {
-    var wasIdle = !active();
-    lastActivity = Date.now();
-    if (wasIdle || document.visibilityState === "visible") {
-      regions.forEach(function (region) {
-        if (region.slow && !region.busy) region.schedule(0);
-      });
-    }
+  /* Shown again: poll at once rather than at the end of a slow wait. */
+  function shown() {
+    if (!visible()) return;
+    regions.forEach(function (region) {
+      if (!region.busy) region.schedule(0);
+    });
   }
 
-  ["pointermove", "keydown", "scroll", "touchstart", "click"].forEach(function (name) {
-    window.addEventListener(name, wake, { passive: true });
-  });
-  document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "visible") wake();
-  });
+  document.addEventListener("visibilitychange", shown);
 
   function start() {
     var elements = document.querySelectorAll("[data-live-url]");

@@ -1,0 +1,107 @@
+"""What a viewer notices in a real browser, at 1280 and 390 px: a board left untouched stays live
+while its tab is visible (slower only while hidden, and at once when shown again); a programmer
+who comes onto the page from below glows like the others that moved, and each row shows one
+change marker, explained in a legend; on a phone the pagination links are tall enough to tap,
+the header fits one line behind a menu and the list of search matches stays inside the screen.
+
+Time in the page runs on Playwright's clock where the test needs minutes to pass: the polls are
+the page's own timers, run forward without waiting for them. The browser, the live server, the
+tabs and the site (Alice 3 solved, Bob 2, a crowd of 12 with 1 each, Staff) are those of
+tests/test_browser.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from solutions.tokens import service_token_create
+from tests import test_browser as shared
+from tests.test_browser import DESKTOP, PHONE, Tab, post_solve
+
+browser = shared.browser
+live_server_http = shared.live_server_http
+new_tab = shared.new_tab
+site = shared.site
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+VIEWPORTS = [pytest.param(DESKTOP, id="1280"), pytest.param(PHONE, id="390")]
+LIVE_MS = 3000  # the page's poll while its tab is visible (solutions/static/solutions/live.js)
+HIDDEN_MS = 60000  # while it is hidden
+
+
+def polls_of(tab: Tab) -> list[str]:
+    """The live fragment's requests the page makes from now on."""
+    seen: list[str] = []
+    tab.page.on("request", lambda request: "/live/" in request.url and seen.append(request.url))
+    return seen
+
+
+def run_clock(tab: Tab, milliseconds: int, until=lambda: False, step: int = 250) -> bool:
+    """Run the page's clock forward by `milliseconds` in steps, letting each poll's request
+    finish in real time between them; stops early (True) once `until()` holds."""
+    for _ in range(0, milliseconds, step):
+        tab.page.clock.run_for(step)
+        tab.page.wait_for_timeout(60)
+        if until():
+            return True
+    tab.page.wait_for_timeout(300)
+    return until()
+
+
+def set_visibility(tab: Tab, state: str) -> None:
+    """What the browser does when the tab is put in the background or brought back."""
+    tab.page.evaluate(
+        """state => {
+            const read = {configurable: true, get: () => state};
+            Object.defineProperty(document, "visibilityState", read);
+            document.dispatchEvent(new Event("visibilitychange"));
+        }""",
+        state,
+    )
+
+
+# --- live boards that stay live --------------------------------------------------------------
+
+
+def test_a_board_left_untouched_shows_a_new_solve_within_the_live_interval(
+    new_tab, live_server_http, site
+):
+    _, token = service_token_create(name="judge")
+    climber = site["crowd"][5]
+    tab = new_tab()
+    tab.page.clock.install()
+    tab.open("/leaderboard/")
+    polls = polls_of(tab)
+    # Ten minutes on a wall: nobody moves the mouse, types or scrolls.
+    tab.page.clock.fast_forward("10:00")
+    tab.page.wait_for_timeout(500)
+    for problem in ("p2", "p3", "p4", "p5"):
+        post_solve(live_server_http, token, climber.handle, problem)
+
+    glowing = tab.page.locator(f'table.board tbody tr:first-child.moved[data-key="{climber.pk}"]')
+    assert run_clock(tab, LIVE_MS + 250, until=lambda: glowing.count() == 1), (
+        f"no update within {LIVE_MS} ms of an untouched page ({len(polls)} polls)"
+    )
+    assert tab.errors == []
+
+
+def test_a_hidden_board_polls_slowly_and_at_once_when_it_is_shown_again(
+    new_tab, live_server_http, site
+):
+    tab = new_tab()
+    tab.page.clock.install()
+    tab.open("/leaderboard/")
+    polls = polls_of(tab)
+    run_clock(tab, 2 * LIVE_MS)
+    assert len(polls) >= 2  # visible: the live rate
+
+    set_visibility(tab, "hidden")
+    run_clock(tab, LIVE_MS)  # a poll already waiting may still go out
+    hidden_since = len(polls)
+    run_clock(tab, 10 * LIVE_MS, step=1000)
+    assert len(polls) == hidden_since  # hidden: nothing for half a minute
+
+    set_visibility(tab, "visible")
+    run_clock(tab, 250)
+    assert len(polls) == hidden_since + 1  # shown again: at once
+    assert tab.errors == []
