@@ -421,7 +421,13 @@ def _rows_html(
     """The rows' HTML: the same for every request of a board day (its links carry the day, not
     the request's query), so it can be cached."""
     date_query = "" if page.day == services.today() else f"date={page.date}"
-    context = {"rows": rows, "me": viewer, "date_query": date_query, "total": page.total}
+    context = {
+        "rows": rows,
+        "me": viewer,
+        "date_query": date_query,
+        "total": page.total,
+        "first_page": page.page == 1,  # live.js: nobody can be pushed in from above
+    }
     return render_to_string("solutions/_rows.html", context)
 
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import pytest
 
+from solutions import services
 from solutions.tokens import service_token_create
 from tests import test_browser as shared
-from tests.test_browser import DESKTOP, PHONE, Tab, post_solve
+from tests.conftest import make_programmer
+from tests.test_browser import DESKTOP, PHONE, Tab, ago, post_solve
 
 browser = shared.browser
 live_server_http = shared.live_server_http
@@ -104,4 +106,51 @@ def test_a_hidden_board_polls_slowly_and_at_once_when_it_is_shown_again(
     set_visibility(tab, "visible")
     run_clock(tab, 250)
     assert len(polls) == hidden_since + 1  # shown again: at once
+    assert tab.errors == []
+
+
+# --- the arrival glows; one marker a row -----------------------------------------------------
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_a_programmer_coming_onto_the_page_from_below_glows_and_each_row_shows_one_marker(
+    new_tab, live_server_http, site, viewport
+):
+    # Twelve more with one solve each, later than the crowd's: 26 on the board, one past page 1.
+    late = [make_programmer(f"late{i:02}", country="NP") for i in range(12)]
+    for k, programmer in enumerate(late):
+        services.solve_record(
+            programmer=programmer, problem=site["problems"][0], solved_at=ago(50 - k)
+        )
+    arrival = late[-1]
+    _, token = service_token_create(name="judge")
+    tab = new_tab(viewport)
+    tab.open("/leaderboard/")
+    page = tab.page
+    assert page.locator(f'tr[data-key="{arrival.pk}"]').count() == 0  # on page 2
+
+    for problem in ("p2", "p3", "p4", "p5"):
+        post_solve(live_server_http, token, arrival.handle, problem)
+    # From rank 26 to 1: the row glows although somebody (rank 25) left the page for it.
+    page.locator(f'table.board tbody tr:first-child.moved[data-key="{arrival.pk}"]').wait_for(
+        timeout=LIVE_MS + 2000
+    )
+    assert page.locator("tr.moved").count() == 1
+    tab.screenshot(f"board-arrival-{viewport['width']}")
+
+    # Everybody it passed shows where they were, and only that: no arrow beside "was".
+    pushed = page.locator("td.rank[data-was]")
+    assert pushed.count() >= 20
+    for cell in pushed.all()[:5]:
+        assert cell.locator(".move").count() == 0 or not cell.locator(".move").is_visible()
+        marker = cell.evaluate("cell => getComputedStyle(cell, '::after').content")
+        assert marker.startswith('" was ')
+    # The rows nobody moved keep their one arrow since the previous day.
+    alice_cell = page.locator(f'tr[data-key="{site["alice"].pk}"] td.rank')
+    assert alice_cell.get_attribute("data-was") == "1"
+
+    legend = page.locator("#legend")
+    assert legend.is_visible()
+    text = legend.inner_text()
+    assert "since the previous day" in text and "glows" in text and "was 3" in text
     assert tab.errors == []

@@ -3,8 +3,8 @@
    Every 3 s while the tab is visible, whether or not anybody touches it (a scoreboard on a wall
    is never touched); every 60 s while it is hidden (Page Visibility API), and at once when it
    is shown again. In display mode (html.display, a board on a projector) every 2 s. Rows whose
-   score changed in an update, or that came onto the page from below (an arrival), get the class
-   "moved" for a moment (the CSS makes it glow, or a steady mark under prefers-reduced-motion);
+   score changed in an update, or that came onto the page by a solve (an arrival from below), get
+   the class "moved" for a moment (the CSS makes it glow, or a steady mark under prefers-reduced-motion);
    rows that only changed place show their old rank in the rank cell instead (see changedRows).
    Without JavaScript the page is simply static. */
 (function () {
@@ -41,23 +41,33 @@
     return seen;
   }
 
-  /* Which rows an update changed. A row glows ("moved") only when its own score changed: that
-     is who solved. A row that only changed place says so in its rank cell (data-was, "was 3"),
-     without a glow. A row new to the page glows only when no row left it: then it is new on the
-     board (a first solve); otherwise it may just have been pushed in from the next page. */
+  /* Which rows an update changed. A row glows ("moved") when its own score changed: that is who
+     solved. A row new to the page glows when it arrived by a solve: when no row left the page
+     (it is new on the board), or when it now stands above a row that stayed on the page (it
+     overtook somebody, from below: rank 98 to 1) unless it may have been pushed in from the
+     page before (on a later page, above every row that stayed). A row that only changed place
+     says so in its rank cell (data-was, "was 3", which the CSS shows instead of the row's
+     since-yesterday arrow: one marker a row), without a glow. */
   function changedRows(element, before) {
     var rows = element.querySelectorAll("tr[data-key]");
-    var kept = 0;
-    var marks = [];
+    var firstPage = element.querySelector("table[data-first-page]") !== null;
+    var firstKept = -1;
+    var lastKept = -1;
     for (var i = 0; i < rows.length; i++) {
-      if (before[rows[i].getAttribute("data-key")]) kept++;
+      if (!before[rows[i].getAttribute("data-key")]) continue;
+      if (firstKept < 0) firstKept = i;
+      lastKept = i;
     }
+    var kept = 0;
+    for (var k = 0; k < rows.length; k++) if (before[rows[k].getAttribute("data-key")]) kept++;
     var someLeft = kept < Object.keys(before).length;
+    var marks = [];
     for (var j = 0; j < rows.length; j++) {
       var row = rows[j];
       var old = before[row.getAttribute("data-key")];
       var cell = row.querySelector("td.rank");
-      if (old ? old.score !== row.getAttribute("data-score") : !someLeft) {
+      var arrived = !old && (!someLeft || (j < lastKept && (firstPage || j > firstKept)));
+      if (old ? old.score !== row.getAttribute("data-score") : arrived) {
         marks.push({ element: row, className: "moved" });
       } else if (old && old.rank !== row.getAttribute("data-rank") && cell) {
         marks.push({ element: cell, attribute: "data-was", value: old.rank });
