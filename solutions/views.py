@@ -23,6 +23,7 @@ from django.utils.http import quote_etag
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_http_methods, require_safe
+from django_countries import countries
 
 from . import etags, extensions, leaderboard, limits, live, selectors, services
 from .forms import AnswerForm, BoardQueryForm, SignupForm
@@ -316,6 +317,9 @@ def _board_context(
         "me": programmer,
         "mine": None,
     }
+    if not fragment:  # the filter bar's pickers: every country, the board day's leading orgs
+        context["countries"] = list(countries)
+        context["organizations"] = _groups_read(request, board, day, "org", 1).rows
     if request.GET.get("view") in GROUP_VIEWS:
         kind = GROUP_VIEWS[request.GET["view"]]
         return context | _groups_context(request, board, query, programmer, kind, fragment)
@@ -371,14 +375,7 @@ def _groups_context(
 ) -> dict:
     """One page of the board day's countries or organizations, ranked against each other (read
     once per board version, like the rows), and where the viewer's own group stands."""
-    version = etags.board_version_of(request, board.slug, polled=fragment)
-    number = query.cleaned_data["page"] or 1
-    parts = (board.slug, board.spec, version, services.today(), query.day, kind, number)
-    key = "board-groups:" + live.etag(*parts)
-    found = cache.get(key)
-    if found is None:
-        found = selectors.group_ranklist(board=board, kind=kind, day=query.day, page=number)
-        cache.set(key, found, ROWS_CACHE_SECONDS)
+    found = _groups_read(request, board, query.day, kind, query.cleaned_data["page"] or 1, fragment)
     own = _own_group(programmer, kind)
     paginator = Paginator(range(found.total), selectors.PAGE_SIZE)
     return {
@@ -390,6 +387,20 @@ def _groups_context(
             min(found.page, paginator.num_pages), on_each_side=2, on_ends=1
         ),
     }
+
+
+def _groups_read(
+    request: HttpRequest, board: Board, day: int, kind: str, number: int, fragment: bool = False
+) -> selectors.GroupPage:
+    """One page of a board day's ranklist of groups, read once per board version."""
+    version = etags.board_version_of(request, board.slug, polled=fragment)
+    parts = (board.slug, board.spec, version, services.today(), day, kind, number)
+    key = "board-groups:" + live.etag(*parts)
+    found = cache.get(key)
+    if found is None:
+        found = selectors.group_ranklist(board=board, kind=kind, day=day, page=number)
+        cache.set(key, found, ROWS_CACHE_SECONDS)
+    return found
 
 
 def _own_group(programmer: Programmer | None, kind: str) -> str:

@@ -31,6 +31,7 @@ from ..rules import (
     PROBLEM_SLUG_PATTERN,
     SLUG_CHARACTERS,
     Scope,
+    country_unknown,
 )
 from ..selectors import HANDLE_MATCHES_COUNTED, HANDLE_MATCHES_MAX, PAGE_SIZE
 from .errors import ErrorCode
@@ -240,6 +241,13 @@ class BoardQuery(BaseModel):
         max_length=ORGANIZATION_MAX_LENGTH,
         pattern=PRINTABLE_PATTERN,
     )
+
+    @field_validator("country")
+    @classmethod
+    def known_country(cls, country: str) -> str:
+        if refusal := country_unknown(country):
+            raise ValueError(refusal)
+        return country
 
     @field_validator("org")
     @classmethod
