@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from dataclasses import dataclass, field
@@ -381,7 +382,8 @@ def _groups_context(
     return {
         "view": request.GET["view"],
         "groups": found,
-        "my_group": own and selectors.group_standing(board=board, scope=own, day=query.day),
+        "my_group": own
+        and _written_like(selectors.group_standing(board=board, scope=own, day=query.day), found),
         "date_query": "" if found.day == services.today() else f"date={found.date}",
         "page_links": paginator.get_elided_page_range(
             min(found.page, paginator.num_pages), on_each_side=2, on_ends=1
@@ -401,6 +403,15 @@ def _groups_read(
         found = selectors.group_ranklist(board=board, kind=kind, day=day, page=number)
         cache.set(key, found, ROWS_CACHE_SECONDS)
     return found
+
+
+def _written_like(
+    standing: selectors.GroupRow | None, found: selectors.GroupPage
+) -> selectors.GroupRow | None:
+    """The viewer's group with the page's decimals, so that it reads as its row does."""
+    if standing is None or not found.rows:
+        return standing
+    return dataclasses.replace(standing, decimals=found.rows[0].decimals)
 
 
 def _own_group(programmer: Programmer | None, kind: str) -> str:
