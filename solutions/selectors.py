@@ -382,11 +382,12 @@ class GroupRow:
 
     @property
     def score(self) -> float:
-        """The group's score with its page's decimals (one, or more: see `group_ranklist`)."""
-        return float(self.score_text)
+        """The group's score with one decimal (the API's)."""
+        return groups.score_shown(self.key)
 
     @property
     def score_text(self) -> str:
+        """The score as its page writes it: with the decimals that tell the page's apart."""
         return groups.score_text(self.key, self.decimals)
 
 
@@ -427,8 +428,8 @@ def group_ranklist(
     holding the page from the group before it (by `_id`, at any offset and any number of groups
     or programmers), then the groups' names (one `$in`); only when a tie runs on from the page
     before, the sets where that tie starts as well. Equal scores share a rank (1, 2, 2, 4).
-    Scores are written with one decimal, or as many more as the page needs for different scores
-    to look different (ranks and scores agree)."""
+    Pages write the scores with one decimal, or as many more as the page needs for different
+    scores to look different (ranks and scores agree: `GroupRow.score_text`)."""
     day = today() if day is None else day
     offset = (page - 1) * page_size
     start = max(0, offset - 1)  # the group before the page tells whether a tie runs on into it

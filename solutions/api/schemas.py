@@ -391,11 +391,7 @@ class GroupOut(BaseModel):
         "`org` takes on the board endpoints, to rank the group's programmers"
     )
     name: str = Field(description="The country's name, or the organization's")
-    score: float = Field(
-        ge=0,
-        description="The group's score, rounded to one decimal, or to as many more as the page "
-        "needs for different scores to differ (equal scores share a rank)",
-    )
+    score: float = Field(ge=0, description="The group's score, rounded to one decimal")
     members: int = Field(ge=1, description="The group's programmers on the board that day")
 
 
