@@ -449,6 +449,7 @@ def _rows_html(
         "date_query": date_query,
         "total": page.total,
         "first_page": page.page == 1,  # live.js: nobody can be pushed in from above
+        "score_label": page.board.score_label,
     }
     return render_to_string("solutions/_rows.html", context)
 

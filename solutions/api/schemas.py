@@ -284,6 +284,10 @@ class BoardOut(BaseModel):
     window: WindowKind
     window_days: int | None = Field(description="N of a rolling window; null otherwise")
     metric: MetricKind = Field(description=METRIC_DESCRIPTION)
+    score_label: Literal["Score", "Days"] = Field(
+        description="What the board's scores count, as its page heads their column: Days on a "
+        "streak board (a score is a number of days), Score otherwise"
+    )
     ties: TiesKind
 
 
