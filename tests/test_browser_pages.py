@@ -154,3 +154,92 @@ def test_a_programmer_coming_onto_the_page_from_below_glows_and_each_row_shows_o
     text = legend.inner_text()
     assert "since the previous day" in text and "glows" in text and "was 3" in text
     assert tab.errors == []
+
+
+# --- phones --------------------------------------------------------------------------------
+
+
+def crowd_past_one_page(site) -> None:
+    """Twelve more with a solve each: 26 on the board, two pages of 25."""
+    for k in range(12):
+        programmer = make_programmer(f"more{k:02}")
+        first = site["problems"][0]
+        services.solve_record(programmer=programmer, problem=first, solved_at=ago(40 - k))
+
+
+def test_on_a_phone_the_page_links_are_tall_enough_to_tap(new_tab, site):
+    crowd_past_one_page(site)
+    tab = new_tab(PHONE)
+    tab.open("/leaderboard/")
+    links = tab.page.locator("nav.pagination a")
+    assert links.count() >= 2  # page 2 and "Next"
+    for link in links.all():
+        box = link.bounding_box()
+        assert box["height"] >= 44 and box["width"] >= 44, (link.inner_text(), box)
+    links.last.click()
+    assert "page=2" in tab.page.url
+    assert tab.horizontal_overflow() <= 0
+    assert tab.errors == []
+
+
+@pytest.mark.parametrize("signed_in", [False, True], ids=["visitor", "signed-in"])
+def test_on_a_phone_the_header_is_one_line_with_its_links_behind_a_menu(new_tab, site, signed_in):
+    tab = new_tab(PHONE, user=site["alice"].user if signed_in else None)
+    tab.open("/leaderboard/")
+    header = tab.page.locator(".site-header").bounding_box()
+    brand = tab.page.locator(".site-header .brand").bounding_box()
+    menu = tab.page.locator("details.menu > summary")
+    assert menu.is_visible() and menu.bounding_box()["height"] >= 44
+    assert header["height"] <= 64  # one line: the brand, the bell and the menu
+    assert abs(menu.bounding_box()["y"] - brand["y"]) < 30
+    problems = tab.page.get_by_role("link", name="Problems")
+    assert not problems.is_visible()
+    menu.click()
+    assert problems.is_visible() and problems.bounding_box()["height"] >= 44
+    account = tab.page.get_by_role("link", name="Account" if signed_in else "Log in")
+    assert account.is_visible()
+    tab.screenshot(f"header-menu-390-{'signed-in' if signed_in else 'visitor'}")
+    problems.click()
+    assert tab.page.url.endswith("/problems/")
+    assert tab.horizontal_overflow() <= 0
+    assert tab.errors == []
+
+
+def test_on_a_wide_screen_the_header_shows_its_links_without_a_menu(new_tab, site):
+    tab = new_tab(DESKTOP, user=site["alice"].user)
+    tab.open("/leaderboard/")
+    assert not tab.page.locator("details.menu > summary").is_visible()
+    for name in ("Boards", "Problems", "Competitions", "Account", "My submissions"):
+        assert tab.page.get_by_role("link", name=name, exact=True).is_visible()
+    assert tab.page.locator(".site-header").bounding_box()["height"] <= 64
+
+
+def test_on_a_phone_the_list_of_matches_stays_inside_the_screen(new_tab, site):
+    make_programmer("coder_with_a_rather_long_handle")  # not on the board: says so, at length
+    tab = new_tab(PHONE)
+    tab.open("/leaderboard/?q=coder")
+    table = tab.page.locator("table.matches")
+    assert table.locator("tbody tr").count() == 13
+    box = table.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    for cell in table.locator("td").all()[-3:]:
+        cell_box = cell.bounding_box()
+        assert cell_box["x"] + cell_box["width"] <= PHONE["width"]
+    tab.screenshot("search-matches-390")
+    wide = tab.page.evaluate(
+        """() => [...document.querySelectorAll("body *")]
+            .filter(e => e.getBoundingClientRect().right > innerWidth + 1)
+            .map(e => e.tagName + "." + e.className).slice(0, 5)"""
+    )
+    assert tab.horizontal_overflow() <= 0, wide
+    assert tab.errors == []
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_the_account_page_opens_at_the_top(new_tab, site, viewport):
+    tab = new_tab(viewport, user=site["alice"].user)
+    tab.open("/account/")
+    tab.page.wait_for_timeout(200)
+    assert tab.page.evaluate("window.scrollY") == 0
+    assert tab.page.evaluate("document.activeElement === document.body")
+    assert tab.errors == []
