@@ -92,6 +92,16 @@ class PasswordChangeForm(auth_forms.PasswordChangeForm):
     def __init__(self, user: AbstractBaseUser, *args, request: HttpRequest, **kwargs) -> None:
         super().__init__(user, *args, **kwargs)
         self.request = request
+        # Django's form focuses the old password, which scrolls the account page down to the
+        # third of its forms: only a refused form takes the focus (see full_clean).
+        self.fields["old_password"].widget.attrs.pop("autofocus", None)
+
+    def full_clean(self) -> None:
+        """Check the form; when refused, its first field with an error takes the focus."""
+        super().full_clean()
+        refused = next((name for name in self.errors if name in self.fields), None)
+        if refused is not None:
+            self.fields[refused].widget.attrs["autofocus"] = True
 
     def clean_old_password(self) -> str:
         old_password = self.cleaned_data["old_password"]

@@ -14,7 +14,13 @@ from django_countries import countries
 
 from . import leaderboard, selectors, services
 from .models import Board, Programmer
-from .rules import ORGANIZATION_MAX_LENGTH, Scope, country_validator, handle_validator
+from .rules import (
+    ORGANIZATION_MAX_LENGTH,
+    Scope,
+    country_unknown,
+    country_validator,
+    handle_validator,
+)
 from .selectors import users_logging_in_as
 
 MAX_ANSWER_LENGTH = 1000
@@ -161,7 +167,10 @@ class BoardQueryForm(forms.Form):
         return date
 
     def clean_country(self) -> str:
-        return self.cleaned_data["country"].upper()
+        code = self.cleaned_data["country"].upper()
+        if refusal := country_unknown(code):
+            raise forms.ValidationError(refusal)
+        return code
 
     def clean(self) -> dict:
         cleaned = super().clean()

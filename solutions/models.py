@@ -228,6 +228,11 @@ class Board(models.Model):
         return self.metric == self.STREAK
 
     @property
+    def score_label(self) -> str:
+        """What its scores count, as a column's head: days for a streak board."""
+        return "Days" if self.is_streak else "Score"
+
+    @property
     def is_rolling(self) -> bool:
         """A rolling last-N-days board (a streak board's days are its own, not N days)."""
         return self.window == leaderboard.ROLLING and not self.is_streak

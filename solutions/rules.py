@@ -69,6 +69,20 @@ country_validator = RegexValidator(r"\A[A-Za-z]{2}\Z", "Use a two-letter country
 ORGANIZATION_MAX_LENGTH = 100
 
 
+def country_unknown(code: str) -> str | None:
+    """Why a two-letter `code` names no country (None when it names one): a programmer's
+    country is always one of django-countries' list, so a board filtered by any other code
+    would only ever say that nobody is on it."""
+    from django_countries import countries  # the list is translated: read it when asked
+
+    code = (code or "").strip().upper()
+    return (
+        None
+        if not code or code in countries
+        else f"No country {code}: use an ISO 3166 code, e.g. BD."
+    )
+
+
 @dataclass(frozen=True)
 class Scope:
     """Which programmers a board view counts: everybody (the default), a country or an org."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from dataclasses import dataclass, field
@@ -451,10 +452,17 @@ class GroupRow:
             return Country(code=self.value).name or self.value
         return self.value
 
+    decimals: int = 1  # as many as its page needs to tell its scores apart
+
     @property
     def score(self) -> float:
-        """The group's score with one decimal."""
+        """The group's score with one decimal (the API's)."""
         return groups.score_shown(self.key)
+
+    @property
+    def score_text(self) -> str:
+        """The score as its page writes it: with the decimals that tell the page's apart."""
+        return groups.score_text(self.key, self.decimals)
 
 
 @dataclass
@@ -493,7 +501,9 @@ def group_ranklist(
     (`"org"`), best first: the ranklist's journal part, its root, a node a level and the sets
     holding the page from the group before it (by `_id`, at any offset and any number of groups
     or programmers), then the groups' names (one `$in`); only when a tie runs on from the page
-    before, the sets where that tie starts as well. Equal scores share a rank (1, 2, 2, 4)."""
+    before, the sets where that tie starts as well. Equal scores share a rank (1, 2, 2, 4).
+    Pages write the scores with one decimal, or as many more as the page needs for different
+    scores to look different (ranks and scores agree: `GroupRow.score_text`)."""
     day = today() if day is None else day
     offset = (page - 1) * page_size
     start = max(0, offset - 1)  # the group before the page tells whether a tie runs on into it
@@ -511,8 +521,11 @@ def group_ranklist(
     )
     result = GroupPage(board, day, kind, total, page, page_size)
     if ranked:
-        ranks = groups.shared_ranks([group.key for group in ranked], first_rank, offset)
-        result.rows = _group_rows(kind, ranked, ranks)
+        keys = [group.key for group in ranked]
+        ranks = groups.shared_ranks(keys, first_rank, offset)
+        decimals = groups.decimals_telling_apart(keys)
+        rows = _group_rows(kind, ranked, ranks)
+        result.rows = [dataclasses.replace(row, decimals=decimals) for row in rows]
     return result
 
 

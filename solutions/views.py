@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from django.utils.http import quote_etag
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_http_methods, require_safe
+from django_countries import countries
 
 from . import cards, etags, extensions, leaderboard, limits, live, selectors, services
 from .forms import AnswerForm, BoardQueryForm, PageQueryForm, SignupForm
@@ -369,6 +371,9 @@ def _board_context(
         "me": programmer,
         "mine": None,
     }
+    if not fragment:  # the filter bar's pickers: every country, the board day's leading orgs
+        context["countries"] = list(countries)
+        context["organizations"] = _groups_read(request, board, day, "org", 1).rows
     if request.GET.get("view") in GROUP_VIEWS:
         kind = GROUP_VIEWS[request.GET["view"]]
         return context | _groups_context(request, board, query, programmer, kind, fragment)
@@ -450,25 +455,42 @@ def _groups_context(
 ) -> dict:
     """One page of the board day's countries or organizations, ranked against each other (read
     once per board version, like the rows), and where the viewer's own group stands."""
-    version = etags.board_version_of(request, board.slug, polled=fragment)
-    number = query.cleaned_data["page"] or 1
-    parts = (board.slug, board.spec, version, services.today(), query.day, kind, number)
-    key = "board-groups:" + live.etag(*parts)
-    found = cache.get(key)
-    if found is None:
-        found = selectors.group_ranklist(board=board, kind=kind, day=query.day, page=number)
-        cache.set(key, found, ROWS_CACHE_SECONDS)
+    found = _groups_read(request, board, query.day, kind, query.cleaned_data["page"] or 1, fragment)
     own = _own_group(programmer, kind)
     paginator = Paginator(range(found.total), selectors.PAGE_SIZE)
     return {
         "view": request.GET["view"],
         "groups": found,
-        "my_group": own and selectors.group_standing(board=board, scope=own, day=query.day),
+        "my_group": own
+        and _written_like(selectors.group_standing(board=board, scope=own, day=query.day), found),
         "date_query": "" if found.day == services.today() else f"date={found.date}",
         "page_links": paginator.get_elided_page_range(
             min(found.page, paginator.num_pages), on_each_side=2, on_ends=1
         ),
     }
+
+
+def _groups_read(
+    request: HttpRequest, board: Board, day: int, kind: str, number: int, fragment: bool = False
+) -> selectors.GroupPage:
+    """One page of a board day's ranklist of groups, read once per board version."""
+    version = etags.board_version_of(request, board.slug, polled=fragment)
+    parts = (board.slug, board.spec, version, services.today(), day, kind, number)
+    key = "board-groups:" + live.etag(*parts)
+    found = cache.get(key)
+    if found is None:
+        found = selectors.group_ranklist(board=board, kind=kind, day=day, page=number)
+        cache.set(key, found, ROWS_CACHE_SECONDS)
+    return found
+
+
+def _written_like(
+    standing: selectors.GroupRow | None, found: selectors.GroupPage
+) -> selectors.GroupRow | None:
+    """The viewer's group with the page's decimals, so that it reads as its row does."""
+    if standing is None or not found.rows:
+        return standing
+    return dataclasses.replace(standing, decimals=found.rows[0].decimals)
 
 
 def _own_group(programmer: Programmer | None, kind: str) -> str:
@@ -500,7 +522,14 @@ def _rows_html(
     """The rows' HTML: the same for every request of a board day (its links carry the day, not
     the request's query), so it can be cached."""
     date_query = "" if page.day == services.today() else f"date={page.date}"
-    context = {"rows": rows, "me": viewer, "date_query": date_query, "total": page.total}
+    context = {
+        "rows": rows,
+        "me": viewer,
+        "date_query": date_query,
+        "total": page.total,
+        "first_page": page.page == 1,  # live.js: nobody can be pushed in from above
+        "score_label": page.board.score_label,
+    }
     return render_to_string("solutions/_rows.html", context)
 
 

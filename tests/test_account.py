@@ -498,3 +498,15 @@ def test_guessing_the_password_on_the_account_page_is_throttled_like_logins(
     assert Programmer.objects.get(pk=alice.pk).handle == "Alice"
     assert Programmer.objects.get(pk=alice.pk).email_pending == ""
     assert not Client().login(username="alice", password=NEW_PASSWORD)
+
+
+def test_the_account_page_opens_at_the_top_and_a_refused_password_takes_the_focus(mongodb, alice):
+    page = signed_in(alice).get("/account/")
+    assert page.status_code == 200 and "autofocus" not in page.text
+    refused = signed_in(alice).post(
+        "/accounts/password_change/",
+        {"old_password": PASSWORD, "new_password1": NEW_PASSWORD, "new_password2": "other"},
+    )
+    assert refused.status_code == 400
+    focused = re.findall(r"<input [^>]*autofocus[^>]*>", refused.text)
+    assert len(focused) == 1 and 'name="new_password2"' in focused[0]

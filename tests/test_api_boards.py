@@ -51,6 +51,7 @@ def test_the_boards_are_listed_with_their_rules(client, db):
             "window": "rolling",
             "window_days": 7,
             "metric": "solved",
+            "score_label": "Score",
             "ties": "shared",
         },
         {
@@ -59,6 +60,7 @@ def test_the_boards_are_listed_with_their_rules(client, db):
             "window": "rolling",
             "window_days": 30,
             "metric": "solved",
+            "score_label": "Score",
             "ties": "shared",
         },
         {
@@ -67,6 +69,7 @@ def test_the_boards_are_listed_with_their_rules(client, db):
             "window": "all_time",
             "window_days": None,
             "metric": "solved",
+            "score_label": "Score",
             "ties": "shared",
         },
     ]

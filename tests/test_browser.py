@@ -190,7 +190,7 @@ def post_solve(live_server_http, token: str, handle: str, problem: str) -> dict:
 
 
 def board_handles(tab: Tab) -> list[str]:
-    return tab.page.locator("table.board tbody td.who a").all_inner_texts()
+    return tab.page.locator("table.board tbody td.who a:not(.flag-link)").all_inner_texts()
 
 
 # --- a newcomer ------------------------------------------------------------------------------

@@ -372,9 +372,10 @@ def test_the_countries_view_ranks_the_countries_with_their_scores_and_members(cl
 
 
 def test_the_organizations_view_ties_share_a_rank_and_yesterday_has_its_own_list(client, teams):
-    # BUET: Alice's 3 → 0.6; DU: Eve's 2 and Dora's 1 → 2/5 + 4/25 = 0.56.
+    # BUET: Alice's 3 → 0.6; DU: Eve's 2 and Dora's 1 → 2/5 + 4/25 = 0.56: two decimals, so
+    # that the second rank does not show the first one's score.
     today = group_rows(client.get("/leaderboard/last-7-days/?view=organizations"))
-    assert today == [("1", "BUET", "0.6", "1"), ("2", "DU", "0.6", "2")]
+    assert today == [("1", "BUET", "0.60", "1"), ("2", "DU", "0.56", "2")]
     yesterday = client.get("/leaderboard/last-7-days/?view=organizations&date=2020-01-18")
     assert group_rows(yesterday) == [("1", "DU", "0.4", "1")]  # only Eve had solved
     assert 'href="?date=2020-01-18&amp;org=DU"' in yesterday.text
@@ -581,3 +582,18 @@ def test_what_a_ranklist_and_a_solve_cost_does_not_grow_with_the_programmers(
     # starts: the sets holding that start too, when the page's own do not.
     assert len(small["/api/v1/boards/last-7-days/groups?kind=country"]) == 5
     assert len(small["/api/v1/boards/last-7-days/groups?kind=org&page=2&page_size=10"]) in (5, 6)
+
+
+def test_scores_get_the_decimals_that_tell_different_ones_apart():
+    three_six = groups.score_key({18: 1})  # 18 / 5 = 3.6
+    three_five_six = groups.score_key({17: 1, 1: 1})  # 17 / 5 + 4 / 25 = 3.56
+    keys = [three_six, three_five_six, three_five_six]
+    decimals = groups.decimals_telling_apart(keys)
+    assert decimals == 2
+    assert [groups.score_text(key, decimals) for key in keys] == ["3.60", "3.56", "3.56"]
+    assert groups.decimals_telling_apart([three_six, three_six]) == 1  # a tie stays a tie
+    assert groups.score_text(groups.score_key({3: 1}), 1) == "0.6"
+    # Scores apart by less than any decimal a page shows still read apart.
+    close = [1 << 64, (1 << 64) - 1]
+    texts = [groups.score_text(key, groups.decimals_telling_apart(close)) for key in close]
+    assert texts[0] != texts[1]

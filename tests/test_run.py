@@ -65,14 +65,18 @@ def login_printed_after_the_server(output: str) -> bool:
     return served >= 0 and output.rfind("Demo staff login: demo / ") > served
 
 
-def by_hand(*command: str, env_file: Path) -> subprocess.CompletedProcess:
-    """`command` as a developer types it in the checkout: no setting in the environment."""
+def by_hand(
+    *command: str, env_file: Path, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """`command` as a developer types it in the checkout: no setting in the environment (but
+    `extra`), no port either."""
     settings = {"DEBUG", "SECRET_KEY", "DATABASE_URL", "SITE_URL", "VAR_DIR", "MONGODB_URI"}
+    settings |= {"PORT", "EMBEDDED_MONGODB_PORT"}
     environment = {name: value for name, value in os.environ.items() if name not in settings}
     return subprocess.run(
         command,
         cwd=ROOT,
-        env={**environment, "ENV_FILE": str(env_file)},
+        env={**environment, **(extra or {}), "ENV_FILE": str(env_file)},
         capture_output=True,
         text=True,
         timeout=120,
@@ -83,7 +87,13 @@ def by_hand(*command: str, env_file: Path) -> subprocess.CompletedProcess:
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc (Linux)")
 def test_ctrl_c_on_make_run_stops_everything_gracefully_within_10_seconds(tmp_path):
     marker = uuid.uuid4().hex
-    port = free_port()
+    port, mongo_port = free_port(), free_port()
+    env_file = tmp_path / ".env"
+    # What an earlier `make run` on the default ports left, with a line the developer added.
+    env_file.write_text(
+        "DEBUG=true\nSITE_URL='http://127.0.0.1:8000'\n"
+        "MONGODB_URI='mongodb://127.0.0.1:27018/?retryWrites=false'\nMY_OWN='kept'\n"
+    )
     environment = {
         name: value
         for name, value in os.environ.items()
@@ -91,10 +101,10 @@ def test_ctrl_c_on_make_run_stops_everything_gracefully_within_10_seconds(tmp_pa
     }
     environment.update(
         PORT=str(port),
-        EMBEDDED_MONGODB_PORT=str(free_port()),
+        EMBEDDED_MONGODB_PORT=str(mongo_port),
         VAR_DIR=str(tmp_path / "var"),
         DEMO_PROGRAMMERS="10",
-        ENV_FILE=str(tmp_path / ".env"),  # not the checkout's own
+        ENV_FILE=str(env_file),  # not the checkout's own
         RUN_TEST_MARKER=marker,
     )
     log = tmp_path / "run.log"
@@ -120,6 +130,18 @@ def test_ctrl_c_on_make_run_stops_everything_gracefully_within_10_seconds(tmp_pa
             assert time.monotonic() < deadline, f"no demo login at the end:\n{log.read_text()}"
             time.sleep(0.2)
 
+        # The README's commands, typed with no setting, reach the site on the ports it was given.
+        written = env_file.read_text()
+        assert f"SITE_URL='http://127.0.0.1:{port}'" in written
+        assert f"MONGODB_URI='mongodb://127.0.0.1:{mongo_port}/?retryWrites=false'" in written
+        assert ":8000" not in written and ":27018" not in written
+        assert "MY_OWN='kept'" in written
+        indexes = by_hand(sys.executable, "manage.py", "mongo_indexes", env_file=env_file)
+        assert indexes.returncode == 0, indexes.stderr
+        password = by_hand(str(ROOT / "bin" / "run"), "demo-password", env_file=env_file)
+        assert password.returncode == 0, password.stderr
+        assert f"http://127.0.0.1:{port}/" in password.stdout, password.stdout
+
         os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
         stopped_by = time.monotonic() + STOP_SECONDS
         while time.monotonic() < stopped_by and (
@@ -140,9 +162,7 @@ def test_ctrl_c_on_make_run_stops_everything_gracefully_within_10_seconds(tmp_pa
             os.kill(pid, signal.SIGKILL)
         run.wait()
 
-    made = by_hand(
-        sys.executable, "manage.py", "create_service_token", "judge", env_file=tmp_path / ".env"
-    )
+    made = by_hand(sys.executable, "manage.py", "create_service_token", "judge", env_file=env_file)
     assert made.returncode == 0, made.stderr
     assert "created" in made.stdout
 

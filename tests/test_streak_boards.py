@@ -387,6 +387,26 @@ def test_the_streak_board_pages_define_the_streak_and_list_each_day(streaking):
     assert profile.status_code == 200 and "Current streak" in profile.text
 
 
+def test_streak_boards_head_their_scores_days(streaking, alice):
+    """A streak is a number of days, and every table of a streak board says so."""
+    for url in (
+        "/leaderboard/streak/",
+        "/leaderboard/longest-streak/",
+        "/leaderboard/streak/live/",
+    ):
+        text = Client().get(url).text
+        assert '<th class="score">Days</th>' in text and '<th class="score">Score</th>' not in text
+    matches = Client().get("/leaderboard/streak/?q=b").text  # bob: one match, with neighbours
+    assert '<th class="score">Days</th>' in matches
+    several = Client().get("/leaderboard/longest-streak/?q=").text
+    assert '<th class="score">Score</th>' not in several
+    client = Client()
+    client.force_login(alice.user)
+    assert "with a streak of <strong>3</strong> days." in client.get("/leaderboard/streak/").text
+    everyday = Client().get("/leaderboard/").text
+    assert '<th class="score">Score</th>' in everyday and '<th class="score">Days' not in everyday
+
+
 def test_the_api_serves_the_streak_boards_like_every_board(streaking, client):
     listed_boards = {
         board["slug"]: board for board in client.get("/api/v1/boards").json()["boards"]
@@ -397,8 +417,10 @@ def test_the_api_serves_the_streak_boards_like_every_board(streaking, client):
         "window": "rolling",
         "window_days": None,
         "metric": "streak",
+        "score_label": "Days",
         "ties": "shared",
     }
+    assert listed_boards["last-7-days"]["score_label"] == "Score"
     assert listed_boards["longest-streak"]["window"] == "all_time"
     page = client.get("/api/v1/boards/streak?page_size=1").json()
     assert (page["total"], page["entries"]) == (2, [{"rank": 1, "handle": "Alice", "score": 3}])

@@ -31,6 +31,7 @@ from ..rules import (
     PROBLEM_SLUG_PATTERN,
     SLUG_CHARACTERS,
     Scope,
+    country_unknown,
 )
 from ..selectors import HANDLE_MATCHES_COUNTED, HANDLE_MATCHES_MAX, PAGE_SIZE
 from .errors import ErrorCode
@@ -241,6 +242,13 @@ class BoardQuery(BaseModel):
         pattern=PRINTABLE_PATTERN,
     )
 
+    @field_validator("country")
+    @classmethod
+    def known_country(cls, country: str) -> str:
+        if refusal := country_unknown(country):
+            raise ValueError(refusal)
+        return country
+
     @field_validator("org")
     @classmethod
     def not_with_country(cls, org: str, info: ValidationInfo) -> str:
@@ -299,6 +307,10 @@ class BoardOut(BaseModel):
     window: WindowKind
     window_days: int | None = Field(description="N of a rolling window; null otherwise")
     metric: MetricKind = Field(description=METRIC_DESCRIPTION)
+    score_label: Literal["Score", "Days"] = Field(
+        description="What the board's scores count, as its page heads their column: Days on a "
+        "streak board (a score is a number of days), Score otherwise"
+    )
     ties: TiesKind
 
 

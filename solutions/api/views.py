@@ -137,6 +137,7 @@ def board_json(board: Board) -> dict:
         "window": board.window,
         "window_days": board.window_days if board.is_rolling else None,
         "metric": board.metric,
+        "score_label": board.score_label,
         "ties": board.ties,
     }
 

@@ -43,7 +43,7 @@ beside it (``orders.group_names_write``), as an organization's name is free text
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from . import sets
@@ -139,6 +139,32 @@ def score_tenths(key: int) -> int:
 def score_shown(key: int) -> float:
     """The score with one decimal, as a number."""
     return score_tenths(key) / 10
+
+
+# Two different keys always differ at 20 decimals: 10^20 > 2^FRACTION_BITS.
+MAX_DECIMALS = 20
+
+
+def score_rounded(key: int, decimals: int) -> int:
+    """The score × 10^decimals, rounded half up (as `score_tenths`)."""
+    return (key * 10**decimals + (1 << (FRACTION_BITS - 1))) >> FRACTION_BITS
+
+
+def score_text(key: int, decimals: int) -> str:
+    """The score written with `decimals` decimals (at least 1)."""
+    scaled, unit = score_rounded(key, decimals), 10**decimals
+    return f"{scaled // unit}.{scaled % unit:0{decimals}d}"
+
+
+def decimals_telling_apart(keys: Sequence[int], least: int = 1) -> int:
+    """The fewest decimals, at least `least`, at which the different scores of a ranked list
+    (best first) are written differently, so that a rank and the score beside it agree: two
+    groups with different ranks never show the same score (3.5 at #2 and 3.5 at #3)."""
+    pairs = [(a, b) for a, b in zip(keys, keys[1:], strict=False) if a != b]
+    for decimals in range(least, MAX_DECIMALS):
+        if all(score_rounded(a, decimals) != score_rounded(b, decimals) for a, b in pairs):
+            return decimals
+    return MAX_DECIMALS
 
 
 def record(scope: str, histogram: Mapping[int, int]) -> bytes | None:

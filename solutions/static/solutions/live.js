@@ -1,32 +1,31 @@
 /* Live regions: every element with data-live-url is refreshed by polling that URL, which answers
    304 (nothing changed: the ETag still matches) or 200 with the region's new HTML and ETag.
-   Fast (every 3 s) while the tab is visible and somebody used it in the last minute; slow (every
-   60 s) when it is hidden or idle. In display mode (html.display, a board on a projector) every
-   2 s, always: nobody touches a projector. Rows whose score changed in an update get the class
-   "moved" for a moment (the CSS makes it glow, or a steady mark under prefers-reduced-motion);
-   rows that only changed place show their old rank in the rank cell instead (see
-   changedRows). Without JavaScript the page is simply static. */
+   Every 3 s while the tab is visible, whether or not anybody touches it (a scoreboard on a wall
+   is never touched); every 60 s while it is hidden (Page Visibility API), and at once when it
+   is shown again. In display mode (html.display, a board on a projector) every 2 s. Rows whose
+   score changed in an update, or that came onto the page by a solve (an arrival from below), get
+   the class "moved" for a moment (the CSS makes it glow, or a steady mark under prefers-reduced-motion);
+   rows that only changed place show their old rank in the rank cell instead (see changedRows).
+   Without JavaScript the page is simply static. */
 (function () {
   "use strict";
   var FAST = 3000;
   var SLOW = 60000;
   var DISPLAY = 2000;
-  var IDLE_AFTER = 60000;
   var MOVED_FOR = 4000;
-  var lastActivity = Date.now();
   var regions = [];
 
   function displayMode() {
     return document.documentElement.classList.contains("display");
   }
 
-  function active() {
-    return document.visibilityState === "visible" && Date.now() - lastActivity < IDLE_AFTER;
+  function visible() {
+    return document.visibilityState === "visible";
   }
 
   function interval() {
     if (displayMode()) return DISPLAY;
-    return active() ? FAST : SLOW;
+    return visible() ? FAST : SLOW;
   }
 
   /* What each keyed row shows, by its data-key: its rank and score. */
@@ -42,23 +41,33 @@
     return seen;
   }
 
-  /* Which rows an update changed. A row glows ("moved") only when its own score changed: that
-     is who solved. A row that only changed place says so in its rank cell (data-was, "was 3"),
-     without a glow. A row new to the page glows only when no row left it: then it is new on the
-     board (a first solve); otherwise it may just have been pushed in from the next page. */
+  /* Which rows an update changed. A row glows ("moved") when its own score changed: that is who
+     solved. A row new to the page glows when it arrived by a solve: when no row left the page
+     (it is new on the board), or when it now stands above a row that stayed on the page (it
+     overtook somebody, from below: rank 98 to 1) unless it may have been pushed in from the
+     page before (on a later page, above every row that stayed). A row that only changed place
+     says so in its rank cell (data-was, "was 3", which the CSS shows instead of the row's
+     since-yesterday arrow: one marker a row), without a glow. */
   function changedRows(element, before) {
     var rows = element.querySelectorAll("tr[data-key]");
-    var kept = 0;
-    var marks = [];
+    var firstPage = element.querySelector("table[data-first-page]") !== null;
+    var firstKept = -1;
+    var lastKept = -1;
     for (var i = 0; i < rows.length; i++) {
-      if (before[rows[i].getAttribute("data-key")]) kept++;
+      if (!before[rows[i].getAttribute("data-key")]) continue;
+      if (firstKept < 0) firstKept = i;
+      lastKept = i;
     }
+    var kept = 0;
+    for (var k = 0; k < rows.length; k++) if (before[rows[k].getAttribute("data-key")]) kept++;
     var someLeft = kept < Object.keys(before).length;
+    var marks = [];
     for (var j = 0; j < rows.length; j++) {
       var row = rows[j];
       var old = before[row.getAttribute("data-key")];
       var cell = row.querySelector("td.rank");
-      if (old ? old.score !== row.getAttribute("data-score") : !someLeft) {
+      var arrived = !old && (!someLeft || (j < lastKept && (firstPage || j > firstKept)));
+      if (old ? old.score !== row.getAttribute("data-score") : arrived) {
         marks.push({ element: row, className: "moved" });
       } else if (old && old.rank !== row.getAttribute("data-rank") && cell) {
         marks.push({ element: cell, attribute: "data-was", value: old.rank });
@@ -97,14 +106,12 @@
     this.url = element.getAttribute("data-live-url");
     this.etag = element.getAttribute("data-live-etag") || null;
     this.timer = null;
-    this.slow = false;
     this.busy = false;
   }
 
   Region.prototype.schedule = function (delay) {
     clearTimeout(this.timer);
     var wait = delay === undefined ? interval() : delay;
-    this.slow = wait >= SLOW;
     this.timer = setTimeout(this.poll.bind(this), wait);
   };
 
@@ -136,22 +143,15 @@
       });
   };
 
-  function wake() {
-    var wasIdle = !active();
-    lastActivity = Date.now();
-    if (wasIdle || document.visibilityState === "visible") {
-      regions.forEach(function (region) {
-        if (region.slow && !region.busy) region.schedule(0);
-      });
-    }
+  /* Shown again: poll at once rather than at the end of a slow wait. */
+  function shown() {
+    if (!visible()) return;
+    regions.forEach(function (region) {
+      if (!region.busy) region.schedule(0);
+    });
   }
 
-  ["pointermove", "keydown", "scroll", "touchstart", "click"].forEach(function (name) {
-    window.addEventListener(name, wake, { passive: true });
-  });
-  document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "visible") wake();
-  });
+  document.addEventListener("visibilitychange", shown);
 
   function start() {
     var elements = document.querySelectorAll("[data-live-url]");
