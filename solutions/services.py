@@ -193,6 +193,7 @@ def answer_submit(
     answer: str,
     competitions: Iterable[str] = (),
     wrong_per_minute: int | None = None,
+    score: int | None = None,
 ) -> Verdict:
     """Judge an answer sent from a page (the answer form, a competition's problem) and record it.
 
@@ -201,7 +202,8 @@ def answer_submit(
     `limits.Limited` and records nothing, right answer or not. Each answer takes its place in
     the minute before it is judged (one atomic increment), so answers sent all at once cannot
     pass the limit together; a right answer, or one that is not recorded, gives its place back:
-    only wrong answers count."""
+    only wrong answers count. A right answer with a `score` (a scored problem's form) is also
+    a scored report for the best-score boards (`score_record`)."""
     taken = limits.limit_take(
         limit=limits.wrong_answers(wrong_per_minute), key=f"{programmer.pk}:{problem.pk}"
     )
@@ -218,6 +220,10 @@ def answer_submit(
         raise
     if verdict.accepted:
         limits.limit_give_back(taken)
+        if score is not None and problem.scored:
+            score_record(
+                programmer=programmer, problem=problem, solved_at=timezone.now(), score=score
+            )
     return verdict
 
 

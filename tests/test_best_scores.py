@@ -314,3 +314,20 @@ def test_a_report_a_crash_left_uncounted_is_counted_by_the_repair_once(scored, a
             assert services.solves_repair() in (0, 1)
             assert listed(board, TODAY) == [(1, "Alice", 47)]
         assert mongo.scores().count_documents({"applied": False}) == 0
+
+
+def test_the_answer_form_of_a_scored_problem_takes_a_score(scored, alice):
+    board = best_board("best-ever", window=leaderboard.ALL_TIME)
+    heuristic = Problem.objects.create(slug="tsp", title="TSP", answer="42", scored=True)
+    client = Client()
+    client.login(username="alice", password="correct horse battery")
+    with time_machine.travel(at(TODAY, 10), tick=False):
+        assert b'name="score"' in client.get("/problems/tsp/").content
+        Problem.objects.create(slug="plain", title="Plain", answer="1")
+        assert b'name="score"' not in client.get("/problems/plain/").content
+        refused = client.post("/problems/tsp/", {"answer": "42", "score": "-3"})
+        assert refused.status_code == 400
+        client.post("/problems/tsp/", {"answer": "42", "score": "120"})
+        client.post("/problems/tsp/", {"answer": "41", "score": "900"})  # wrong: no score
+        assert listed(board, TODAY) == [(1, "Alice", 120)]
+    assert heuristic.scored
