@@ -209,11 +209,12 @@ class Board(models.Model):
     )
     metric = models.CharField(max_length=16, choices=METRIC_CHOICES, default=SOLVED)
     # Best-score boards: each problem counts the programmer's best reported score in the window.
+    # PROTECT: the board goes first; a board never changes what it counts by itself.
     problem = models.ForeignKey(
         Problem,
         null=True,
         blank=True,
-        on_delete=models.CASCADE,
+        on_delete=models.PROTECT,
         related_name="+",
         help_text="Best-score boards: count this problem alone (a leaderboard of its best scores).",
     )

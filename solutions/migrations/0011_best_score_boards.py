@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='board',
             name='problem',
-            field=models.ForeignKey(blank=True, help_text='Best-score boards: count this problem alone (a leaderboard of its best scores).', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='solutions.problem'),
+            field=models.ForeignKey(blank=True, help_text='Best-score boards: count this problem alone (a leaderboard of its best scores).', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='solutions.problem'),
         ),
         migrations.AddField(
             model_name='board',
