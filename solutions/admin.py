@@ -11,8 +11,8 @@ from .models import Board, Problem, Programmer
 
 @admin.register(Problem)
 class ProblemAdmin(admin.ModelAdmin):
-    list_display = ["slug", "title", "points", "answer_match", "published", "created_at"]
-    list_filter = ["published", "answer_match"]
+    list_display = ["slug", "title", "points", "answer_match", "scored", "published", "created_at"]
+    list_filter = ["published", "scored", "answer_match"]
     search_fields = ["slug", "title"]
     prepopulated_fields = {"slug": ["title"]}
 
@@ -64,11 +64,12 @@ class BoardAdmin(admin.ModelAdmin):
     list_filter = ["window", "metric", "ties", "visible"]
     search_fields = ["slug", "title"]
     prepopulated_fields = {"slug": ["title"]}
+    raw_id_fields = ["problem"]
     actions = ["rebuild"]
 
     def save_model(self, request: HttpRequest, obj: Board, form, change: bool) -> None:
         super().save_model(request, obj, form, change)
-        counting = {"window", "window_days", "metric"}
+        counting = {"window", "window_days", "metric", "problem", "lower_is_better", "score_limit"}
         if not change or counting & set(form.changed_data):
             # A new board, or one whose score now means something else, is filled from the
             # solves log in the background once this save is committed.

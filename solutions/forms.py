@@ -13,7 +13,7 @@ from django.utils.safestring import SafeString
 from django_countries import countries
 
 from . import leaderboard, selectors, services
-from .models import Board, Programmer
+from .models import MAX_SCORE, Board, Programmer
 from .rules import (
     ORGANIZATION_MAX_LENGTH,
     Scope,
@@ -105,10 +105,16 @@ class AnswerForm(forms.Form):
         strip=False,
         widget=forms.TextInput(attrs={"autocomplete": "off", "autofocus": True}),
     )
+    # A scored problem's result (best-score boards); the field exists on scored problems only.
+    score = forms.IntegerField(required=False, min_value=0, max_value=MAX_SCORE)
 
-    def __init__(self, *args, programmer: Programmer | None = None, **kwargs) -> None:
+    def __init__(
+        self, *args, programmer: Programmer | None = None, scored: bool = False, **kwargs
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.programmer = programmer
+        if not scored:
+            del self.fields["score"]
 
     def clean_answer(self) -> str:
         answer = self.cleaned_data["answer"]

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
 
 MAX_PROBLEM_POINTS = 10_000
+# A reported score (best-score boards): a board's total of them stays inside a sort key.
+MAX_SCORE = 1_000_000_000
 
 
 class Bytewise(Func):
@@ -154,6 +156,11 @@ class Problem(models.Model):
     answer = models.CharField(max_length=1000, blank=True)
     answer_match = models.CharField(max_length=16, choices=MATCH_CHOICES, default=NORMALIZED)
     published = models.BooleanField(default=True)
+    scored = models.BooleanField(
+        default=False,
+        help_text="Answers carry a score (a heuristic or optimization problem): the answer form "
+        "asks for it, and best-score boards count it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -181,10 +188,12 @@ class Board(models.Model):
     SOLVED = "solved"
     POINTS = "points"
     STREAK = "streak"
+    BEST = "best"
     METRIC_CHOICES = [
         (SOLVED, "Problems solved"),
         (POINTS, "Points"),
         (STREAK, "Streak of solve days"),
+        (BEST, "Sum of best scores"),
     ]
     SHARED = "shared"
     UNIQUE = "unique"
@@ -199,6 +208,27 @@ class Board(models.Model):
         help_text="N for rolling windows (1 to 90).",
     )
     metric = models.CharField(max_length=16, choices=METRIC_CHOICES, default=SOLVED)
+    # Best-score boards: each problem counts the programmer's best reported score in the window.
+    # PROTECT: the board goes first; a board never changes what it counts by itself.
+    problem = models.ForeignKey(
+        Problem,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Best-score boards: count this problem alone (a leaderboard of its best scores).",
+    )
+    lower_is_better = models.BooleanField(
+        default=False,
+        help_text="Best-score boards: a lower score is better (a time, a code length); each "
+        "problem then counts its score limit minus its best score.",
+    )
+    score_limit = models.PositiveIntegerField(
+        default=1_000_000,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_SCORE)],
+        help_text="Best-score boards where lower is better: a problem counts this minus its best "
+        "score (0 at or above it), so more problems rank higher, then the lower total.",
+    )
     ties = models.CharField(max_length=16, choices=TIES_CHOICES, default=SHARED)
     visible = models.BooleanField(default=True)
     is_default = models.BooleanField(default=False, help_text="Shown at /leaderboard/.")
@@ -214,6 +244,10 @@ class Board(models.Model):
         if self.metric == self.STREAK and self.window in (leaderboard.WEEK, leaderboard.MONTH):
             message = "A streak board ranks each day (rolling) or the longest ever (all time)."
             raise ValidationError({"window": message})
+        if self.metric != self.BEST and self.problem_id is not None:
+            raise ValidationError({"problem": "Only a best-score board counts one problem alone."})
+        if self.metric == self.BEST and self.problem_id is not None and not self.problem.scored:
+            raise ValidationError({"problem": "That problem is not scored: it has no scores."})
 
     @property
     def spec(self) -> leaderboard.Window:
@@ -221,7 +255,21 @@ class Board(models.Model):
         does not apply: a day's streak is known on that day and the next)."""
         if self.metric == self.STREAK:
             return leaderboard.streak_window(all_time=self.window == leaderboard.ALL_TIME)
-        return leaderboard.Window(self.window, self.window_days)
+        return leaderboard.Window(self.window, self.window_days, best=self.is_best)
+
+    @property
+    def is_best(self) -> bool:
+        """A best-score board: it counts scored reports (the `scores` log), not solves."""
+        return self.metric == self.BEST
+
+    def counts_problem(self, problem_slug: str) -> bool:
+        """Whether a scored report of this problem counts on this best-score board."""
+        return self.is_best and (self.problem_id is None or self.problem.slug == problem_slug)
+
+    def value_of_score(self, score: int) -> int:
+        """What a reported score counts as on this best-score board, bigger being better: the
+        score, or when lower is better the score limit minus it (0 at or above the limit)."""
+        return max(self.score_limit - score, 0) if self.lower_is_better else score
 
     @property
     def is_streak(self) -> bool:

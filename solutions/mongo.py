@@ -4,6 +4,8 @@ Collections:
 - ``submissions``: every attempt with its verdict (the audit trail).
 - ``solves``: the first accepted solve of each (programmer, problem); a unique key makes it count
   once. The source of truth: every board can be rebuilt from it.
+- ``scores``: every scored report (several a programmer and problem, one a request): the log of
+  the best-score boards, rebuilt from it as the others are from ``solves``.
 - the engine's collections (``entries.<board>``, ``orders``, ``order_sets``, ``appliers``,
   ``group_names``): see `leaderboard.entries`, `.orders` and `.applier`, which alone name them.
   Entries are read by `_id` alone: the index of the seed's query (``keys.$**``), which only
@@ -281,6 +283,12 @@ def solves() -> Collection:
     return get_db()["solves"]
 
 
+def scores() -> Collection:
+    """Every scored report (``{programmer_id, problem, score, solved_at, request, applied}``),
+    the log of the best-score boards: several a (programmer, problem), one a request."""
+    return get_db()["scores"]
+
+
 def requests() -> Collection:
     return get_db()["requests"]
 
@@ -344,6 +352,15 @@ def fixed_indexes() -> dict[str, list[IndexModel]]:
             # The held solves, which the release walks every minute (see `holds`): only they
             # have the field, and only while a competition is frozen or just ended.
             IndexModel([("held_until", ASCENDING)], sparse=True),
+        ],
+        "scores": [
+            # A report counts once whatever its retries: one a request (the judge's key).
+            IndexModel([("request", ASCENDING)], unique=True),
+            # A programmer's reports (refresh, rebuild), a range of programmers'.
+            IndexModel([("programmer_id", ASCENDING), ("solved_at", ASCENDING)]),
+            # Who reported on a day: the programmers a new day moves (`day_change`).
+            IndexModel([("solved_at", ASCENDING)]),
+            IndexModel([("applied", ASCENDING)], partialFilterExpression={"applied": False}),
         ],
     }
 

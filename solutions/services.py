@@ -194,6 +194,7 @@ def answer_submit(
     answer: str,
     competitions: Iterable[str] = (),
     wrong_per_minute: int | None = None,
+    score: int | None = None,
 ) -> Verdict:
     """Judge an answer sent from a page (the answer form, a competition's problem) and record it.
 
@@ -202,7 +203,8 @@ def answer_submit(
     `limits.Limited` and records nothing, right answer or not. Each answer takes its place in
     the minute before it is judged (one atomic increment), so answers sent all at once cannot
     pass the limit together; a right answer, or one that is not recorded, gives its place back:
-    only wrong answers count."""
+    only wrong answers count. A right answer with a `score` (a scored problem's form) is also
+    a scored report for the best-score boards (`score_record`)."""
     taken = limits.limit_take(
         limit=limits.wrong_answers(wrong_per_minute), key=f"{programmer.pk}:{problem.pk}"
     )
@@ -219,6 +221,10 @@ def answer_submit(
         raise
     if verdict.accepted:
         limits.limit_give_back(taken)
+        if score is not None and problem.scored:
+            score_record(
+                programmer=programmer, problem=problem, solved_at=timezone.now(), score=score
+            )
     return verdict
 
 
@@ -314,20 +320,101 @@ def solve_report(
     problem_slug: str,
     solved_at: dt.datetime,
     points: int | None = None,
+    score: int | None = None,
     request: str | None = None,
 ) -> bool:
     """A judge reports an accepted solve: check its time first (so a refused one registers
     nothing), register an unknown handle or problem, then count it once (`request`: the judge's
-    idempotency key, so a retry after a fault is told it counted)."""
+    idempotency key, so a retry after a fault is told it counted). With a `score`, the report is
+    also logged and counted on the best-score boards (`score_record`): it counted when either
+    the solve or the score did."""
     solve_check_time(solved_at)
     programmer = programmer_get_or_register(handle=handle)
     problem = problem_get_or_register(slug=problem_slug)
-    return solve_record(
+    counted = solve_record(
         programmer=programmer,
         problem=problem,
         solved_at=solved_at,
         points=points,
         request=request,
+    )
+    if score is None:
+        return counted
+    scored = score_record(
+        programmer=programmer, problem=problem, solved_at=solved_at, score=score, request=request
+    )
+    return scored or counted
+
+
+def score_record(
+    *,
+    programmer: Programmer,
+    problem: Problem,
+    solved_at: dt.datetime,
+    score: int,
+    request: str | None = None,
+) -> bool:
+    """Log a scored report and count it on the best-score boards, once whatever the retries.
+
+    Unlike a solve, every report is kept (a programmer improves on a problem): the `scores` log
+    has one report a request (`request`, the judge's idempotency key; a form's report gets a key
+    of its own), so a retry after a fault finds its report logged and finishes it, as a solve's
+    does (logged, counted on each board idempotently by the report's id, placed, then applied).
+    Returns True: the report is this request's, counted (a worse score changes no board, but it
+    is kept, and counts once the better ones leave the window)."""
+    solve_check_time(solved_at)
+    report = {
+        "programmer_id": programmer.pk,
+        "problem": problem.slug,
+        "score": score,
+        "solved_at": solved_at,
+        "applied": False,
+        "request": request or secrets.token_hex(12),
+        "logged_at": timezone.now(),
+    }
+    try:
+        mongo.scores().insert_one(report)
+    except DuplicateKeyError:
+        logged = mongo.scores().find_one({"request": report["request"]})
+        if logged is None:
+            raise
+        if not logged.get("applied", True):
+            score_apply(logged, programmer)
+        return True
+    score_apply(report, programmer)
+    return True
+
+
+def score_apply(report: dict, programmer: Programmer) -> None:
+    """Count a logged scored report on every best-score board that takes its problem (each count
+    idempotent by the report's id), then bring their orders along; the batch that moves them
+    marks the report applied (`orders_moved`)."""
+    boards = list(Board.objects.select_related("problem"))
+    counting = [board for board in boards if board.counts_problem(report["problem"])]
+    if not (programmer.on_boards and counting):
+        mongo.scores().update_one({"_id": report["_id"]}, {"$set": {"applied": True}})
+        return
+    events = [
+        entries.SolveEvent(
+            solve_id=str(report["_id"]),
+            programmer_id=programmer.pk,
+            handle=programmer.handle,
+            groups=tuple(programmer.group_scopes()),
+            day=solve_day(report["solved_at"]),
+            value=board.value_of_score(report["score"]),
+            at=report["solved_at"],
+            problem=report["problem"],
+        )
+        for board in counting
+    ]
+    counts = [
+        (board.slug, board.spec, event) for board, event in zip(counting, events, strict=True)
+    ]
+    entries.entries_count_solve(counts, today())  # every board's entry in one command
+    applier.orders_catch_up(
+        [(board.slug, programmer.pk) for board in counting],
+        tag=f"{SCORE_TAG}{report['_id']}",
+        boards=_windows(boards),
     )
 
 
@@ -339,7 +426,8 @@ def solve_apply(solve: dict, programmer: Programmer, *, log: bool = False) -> No
     the solve applied (`orders_moved`). A held solve counts nothing until it is released
     (`holds`), nor does the solve of a programmer off the boards."""
     counted = not holds.is_held(solve) and not solve.get("applied", False)
-    boards = list(Board.objects.all()) if counted and programmer.on_boards else []
+    every_board = list(Board.objects.all()) if counted and programmer.on_boards else []
+    boards = [board for board in every_board if not board.is_best]  # they count `scores`
     counts = [(board.slug, board.spec, _solve_event(solve, programmer, board)) for board in boards]
     log_write = [InsertOne(solve, namespace=mongo.namespace(mongo.solves()))] if log else []
     if counted and not log:
@@ -361,7 +449,7 @@ def solve_apply(solve: dict, programmer: Programmer, *, log: bool = False) -> No
     applier.orders_catch_up(
         [(board.slug, programmer.pk) for board in boards],
         tag=_solve_tag(solve["_id"]),
-        boards=_windows(boards),
+        boards=_windows(every_board),
     )
 
 
@@ -379,6 +467,7 @@ def _solve_event(solve: dict, programmer: Programmer, board: Board) -> entries.S
 
 
 SOLVE_TAG = "solve-"
+SCORE_TAG = "score-"
 
 
 def _windows(boards: Iterable[Board]) -> dict[str, leaderboard.Window]:
@@ -401,6 +490,10 @@ def orders_moved(moved: applier.Moved) -> applier.Finish:
     if solve_ids:
         applied = {"_id": {"$in": solve_ids}}, {"$set": {"applied": True}}
         writes.append(UpdateMany(*applied, namespace=mongo.namespace(mongo.solves())))
+    score_ids = [ObjectId(t.removeprefix(SCORE_TAG)) for t in moved.tags if t.startswith(SCORE_TAG)]
+    if score_ids:
+        applied = {"_id": {"$in": score_ids}}, {"$set": {"applied": True}}
+        writes.append(UpdateMany(*applied, namespace=mongo.namespace(mongo.scores())))
     boards = sorted(moved.boards)
     writes += live.board_versions_writes(boards)
     return applier.Finish(writes, then=lambda: live.board_versions_forget(boards))
@@ -439,20 +532,28 @@ def _solves_of(programmer: Programmer) -> list[dict]:
     )
 
 
+def _scores_of(programmer: Programmer) -> list[dict]:
+    """A programmer's scored reports (the log of the best-score boards)."""
+    fields = {"problem": 1, "score": 1, "solved_at": 1}
+    return list(mongo.scores().find({"programmer_id": programmer.pk}, fields))
+
+
 def programmer_refresh_boards(*, programmer: Programmer) -> None:
-    """Recompute a programmer's entries on every board from the solves log and move them in the
-    orders: after a crash left a solve unapplied, after their handle or groups changed (entries
-    keep copies of both), or when they leave the boards (no entries) or come back."""
+    """Recompute a programmer's entries on every board from the solves log (the best-score
+    boards' from the scores log) and move them in the orders: after a crash left a solve
+    unapplied, after their handle or groups changed (entries keep copies of both), or when they
+    leave the boards (no entries) or come back."""
     solves = _solves_of(programmer) if programmer.on_boards else []
+    scores = _scores_of(programmer) if programmer.on_boards else []
     now_day = today()
-    boards = list(Board.objects.all())
-    solve_ids = [str(s["_id"]) for s in solves]
+    boards = list(Board.objects.select_related("problem"))
+    who = _identity(programmer)
     documents = {}
     for board in boards:
-        document = entry_from_solves(board, programmer, solves, now_day)
-        if document is not None:
-            document = entries.applied_with(document, solve_ids)
-        documents[board.slug] = document
+        document, ids = _board_entry(
+            board, who, solves, scores, now_day, settings.LEADERBOARD_TIME_ZONE
+        )
+        documents[board.slug] = None if document is None else entries.applied_with(document, ids)
     # Its batch touches every board listed.
     applier.entries_replace(programmer.pk, documents, boards=_windows(boards))
     # The problems' solver counts leave them out (or take them back) the same way.
@@ -476,12 +577,13 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
     never counted twice however often this runs. Returns how many programmers were repaired.
     """
     pending = {"applied": False, "logged_at": {"$lt": timezone.now() - older_than}}
-    programmer_ids = mongo.solves().distinct("programmer_id", pending)
+    programmer_ids = set(mongo.solves().distinct("programmer_id", pending))
+    programmer_ids |= set(mongo.scores().distinct("programmer_id", pending))
     for programmer in Programmer.objects.filter(pk__in=programmer_ids):
         programmer_refresh_boards(programmer=programmer)
-        mongo.solves().update_many(
-            {**pending, "programmer_id": programmer.pk}, {"$set": {"applied": True}}
-        )
+        mine = {**pending, "programmer_id": programmer.pk}
+        for log in (mongo.solves(), mongo.scores()):
+            log.update_many(mine, {"$set": {"applied": True}})
     # Whatever a crash left pending, on every board, and the days every board keeps.
     applier.orders_catch_up(boards=_windows(Board.objects.all()))
     solvers.moves_repair(older_than=older_than)  # and in the problems' solver counts
@@ -539,14 +641,47 @@ def entry_from_solves(
     )
 
 
+def _board_entry(
+    board: Board,
+    who: from_solves.Identity,
+    solves: list[dict],
+    scores: list[dict],
+    now_day: int,
+    time_zone: str,
+) -> tuple[dict | None, list[str]]:
+    """A board's entry for a programmer from their solves, or on a best-score board from their
+    scored reports of the problems it takes (None: off the board), with the ids it counts."""
+    if board.is_best:
+        counted = [s for s in scores if board.counts_problem(s["problem"])]
+        reports = [
+            leaderboard.Report(
+                s["problem"],
+                leaderboard.epoch_day(s["solved_at"], time_zone),
+                board.value_of_score(s["score"]),
+                s["solved_at"],
+            )
+            for s in counted
+        ]
+        document = from_solves.entry_from_reports(board.spec, who, reports, now_day)
+    else:
+        counted = solves
+        document = from_solves.entry_from_solves(
+            board.spec, board.value_of, who, solves, now_day, time_zone
+        )
+    return document, [str(s["_id"]) for s in counted]
+
+
 def _identity(programmer: Programmer) -> from_solves.Identity:
     """Who a programmer's entries belong to, as the boards show them."""
     return from_solves.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
 
 
-def _log_by_programmer() -> Iterator[tuple[Programmer, list[dict]]]:
+def _log_by_programmer(
+    with_scores: bool = False,
+) -> Iterator[tuple[Programmer, list[dict], list[dict]]]:
     """Every programmer in id order with all their solves in the log, those off the boards
-    (hidden, banned) too: the problems' counts mark each solve counted or not.
+    (hidden, banned) too: the problems' counts mark each solve counted or not; and their
+    scored reports if `with_scores` (for best-score boards), else none.
 
     Read a range of programmer ids at a time: the embedded server reads the whole of a sorted
     read before its first answer (300,000 solves took 17 s, past the socket timeout long before
@@ -557,14 +692,16 @@ def _log_by_programmer() -> Iterator[tuple[Programmer, list[dict]]]:
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-read") as reader:
         coming = None
         for chunk in chunks:
-            read, coming = coming, reader.submit(_log_range, chunk)
+            read, coming = coming, reader.submit(_log_range, chunk, with_scores)
             if read is not None:
                 yield from read.result()
         if coming is not None:
             yield from coming.result()
 
 
-def _log_range(chunk: list[Programmer]) -> list[tuple[Programmer, list[dict]]]:
+def _log_range(
+    chunk: list[Programmer], with_scores: bool
+) -> list[tuple[Programmer, list[dict], list[dict]]]:
     """These programmers (in id order), each with their solves. Grouped here, not sorted by
     the server: an entry does not depend on the order of its solves, and the embedded server's
     sort is a quarter of the read. Whole solves, not a projection of them: the embedded server
@@ -574,7 +711,12 @@ def _log_range(chunk: list[Programmer]) -> list[tuple[Programmer, list[dict]]]:
         {"programmer_id": {"$gte": chunk[0].pk, "$lte": chunk[-1].pk}}
     ):
         by_programmer[solve["programmer_id"]].append(solve)
-    return [(programmer, by_programmer.get(programmer.pk, [])) for programmer in chunk]
+    scores: dict[int, list[dict]] = defaultdict(list)
+    if with_scores:
+        between = {"programmer_id": {"$gte": chunk[0].pk, "$lte": chunk[-1].pk}}
+        for report in mongo.scores().find(between):
+            scores[report["programmer_id"]].append(report)
+    return [(p, by_programmer.get(p.pk, []), scores.get(p.pk, [])) for p in chunk]
 
 
 def board_rebuild(*, board: Board, dry_run: bool = False) -> rebuild.RebuildReport:
@@ -594,9 +736,9 @@ def boards_rebuild(
     read, then of each order written)."""
     now_day, time_zone = today(), settings.LEADERBOARD_TIME_ZONE
     builds = [rebuild.BoardBuild(board.slug, board.spec, now_day, dry_run) for board in boards]
-    counting = [(board.spec, board.value_of) for board in boards]
     progress.phase("entries", mongo.solves().estimated_document_count(), "solves")
-    for programmer, logged in _log_by_programmer():
+    with_scores = any(board.is_best for board in boards)
+    for programmer, logged, scored in _log_by_programmer(with_scores):
         shown = [solve for solve in logged if not holds.is_held(solve)]
         if stats is not None:
             stats.add(shown, counted=programmer.on_boards)
@@ -604,14 +746,14 @@ def boards_rebuild(
                 stats.add([s for s in logged if holds.is_held(s)], counted=False)
         # None for those off the boards (hidden, banned): a rebuild removes their entries.
         solves = shown if programmer.on_boards else []
+        scores = scored if programmer.on_boards else []
         who = _identity(programmer)
-        solve_ids = [str(s["_id"]) for s in solves]
-        for (window, value_of), build in zip(counting, builds, strict=True):
-            entry = from_solves.entry_from_solves(window, value_of, who, solves, now_day, time_zone)
+        for board, build in zip(boards, builds, strict=True):
+            entry, ids = _board_entry(board, who, solves, scores, now_day, time_zone)
             if entry is None:
                 build.absent(programmer.pk)
             else:
-                build.add(entry, solve_ids)
+                build.add(entry, ids)
         progress.advance(len(logged))
     reports = [build.finish(progress) for build in builds]
     if not dry_run:

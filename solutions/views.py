@@ -101,11 +101,15 @@ def problem(request: HttpRequest, slug: str) -> HttpResponse:
     programmer = programmer_of(request)
     if request.method == "POST" and not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    form = AnswerForm(request.POST if request.method == "POST" else None, programmer=programmer)
+    data = request.POST if request.method == "POST" else None
+    form = AnswerForm(data, programmer=programmer, scored=problem.scored)
     if form.is_valid():
         try:
             verdict = services.answer_submit(
-                programmer=programmer, problem=problem, answer=form.cleaned_data["answer"]
+                programmer=programmer,
+                problem=problem,
+                answer=form.cleaned_data["answer"],
+                score=form.cleaned_data.get("score"),
             )
         except services.SubmissionRefused as refusal:
             form.add_error(None, str(refusal))

@@ -23,7 +23,7 @@ from pydantic import (
     field_validator,
 )
 
-from ..models import MAX_PROBLEM_POINTS, Board
+from ..models import MAX_PROBLEM_POINTS, MAX_SCORE, Board
 from ..rules import (
     COUNTRY_PATTERN,
     HANDLE_PATTERN,
@@ -113,6 +113,7 @@ RequestId = Annotated[
     ),
 ]
 Points = Annotated[int, Field(ge=1, le=MAX_PROBLEM_POINTS), BeforeValidator(whole_number)]
+Score = Annotated[int, Field(ge=0, le=MAX_SCORE), BeforeValidator(whole_number)]
 
 
 def without_default(schema: dict) -> None:
@@ -168,11 +169,20 @@ class SolveRequest(Request):
         description="ISO 8601 with a UTC offset, e.g. 2020-01-19T12:00:00+06:00"
     )
     points: Points = optional("Points for this solve; the problem's own points when absent")
+    score: Score = optional(
+        "A scored problem's result (0 to 10^9): every report is kept, and best-score boards count "
+        "each problem's best inside their window (higher or lower is better, per board). Several "
+        "reports of a problem each need an id of their own; without a score a report counts on "
+        "no best-score board"
+    )
 
 
 class SolveAnswer(BaseModel):
     id: str
-    counted: bool = Field(description="false when this programmer had already solved the problem")
+    counted: bool = Field(
+        description="false when this programmer had already solved the problem and the report "
+        "has no score (a report with a score is always kept, even when it is not their best)"
+    )
 
 
 class SubmissionRequest(Request):
@@ -297,7 +307,11 @@ METRIC_DESCRIPTION = (
     "time zone) with at least one counted solve; a late solve counts on its own day and can "
     "join two streaks, changing past days. Ties: whoever reached the score (the streak's "
     "length) first is listed first. A streak board has no `window_days`: its forecast is the "
-    "next day (the streak alive) and the day after (0 unless they solve)."
+    "next day (the streak alive) and the day after (0 unless they solve). `best`: the sum over "
+    "problems of each problem's best reported `score` inside the window (a board may take one "
+    "problem alone); on a board where lower is better, each problem counts its score limit "
+    "minus its best score, so more problems rank higher, then the lower total. Ties: who reached "
+    "the total first (the latest of the moments its bests were first reported)."
 )
 
 

@@ -199,6 +199,7 @@ def solves(request: HttpRequest, solve: SolveRequest) -> HttpResponse:
             problem_slug=solve.problem,
             solved_at=solve.solved_at,
             points=solve.points,
+            score=solve.score,
             request=key,
         )
         return idempotency.Answer(status=201, body={"id": solve.id, "counted": counted})

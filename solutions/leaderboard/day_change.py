@@ -82,7 +82,8 @@ def frontier_start(board_slug: str, window: maths.Window, frontier: int) -> None
 
 
 def _window_kept(window: maths.Window) -> dict:
-    return {"kind": window.kind, "days": window.days, "streak": window.streak}
+    kept = {"kind": window.kind, "days": window.days, "streak": window.streak}
+    return kept | ({"best": True} if window.best else {})
 
 
 def _window_of(kept: dict | None) -> maths.Window | None:
@@ -161,10 +162,12 @@ def _ranklist_copy(board_slug: str, day: int, ranklist: str, records: list[bytes
 
 def _programmers_due(window: maths.Window, day: int) -> list[int]:
     """The ids of the programmers whose score the day may change (`Window.days_moving`), in
-    order: one read of the log's solves of each such day, by its index on `solved_at`."""
+    order: one read of the log's solves of each such day, by its index on `solved_at` (a
+    best-score board's: of its `scores` log, by the same index there)."""
     found: set[int] = set()
+    log = mongo.scores() if window.best else mongo.solves()
     for solve_day in window.days_moving(day):
         during = {"$gte": days_kept.day_start(solve_day), "$lt": days_kept.day_start(solve_day + 1)}
-        for solve in mongo.solves().find({"solved_at": during}, {"programmer_id": 1}):
+        for solve in log.find({"solved_at": during}, {"programmer_id": 1}):
             found.add(solve["programmer_id"])
     return sorted(found)

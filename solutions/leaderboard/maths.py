@@ -22,6 +22,10 @@ handle. To let one index serve both the order and keyset pagination, each entry 
 
 Streak boards (see `streak_scores`) rank by the current streak of consecutive solve days instead
 of a sum, forward-dated the same way, or all time by the longest streak.
+
+Best-score boards (see `best_total`) rank by the sum, over problems, of each problem's best
+reported score inside the day's window, forward-dated the same way; the total was reached when
+the last of those bests was first reported.
 """
 
 from __future__ import annotations
@@ -56,6 +60,9 @@ class Window:
     # The score is a streak of solve days, not a sum: the current streak of each day (a rolling
     # window of STREAK_DAYS: the days a solve's streak is known ahead), or all time the longest.
     streak: bool = False
+    # The score is the sum of each problem's best reported score inside the window (`best_total`),
+    # counted from the `scores` log instead of the solves.
+    best: bool = False
 
     def start(self, day: int) -> int:
         """The first epoch day counted by the board of `day`."""
@@ -241,3 +248,50 @@ def longest_streak_score(first: Mapping[int, dt.datetime]) -> tuple[int, dt.date
     starts = streak_starts(first)
     best = min(((start - day - 1, first[day]) for day, start in starts.items()), default=None)
     return None if best is None else (-best[0], best[1])
+
+
+# --- best scores --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Report:
+    """A scored report as a best-score board counts it: `value` is already "bigger is better"
+    (a lower-is-better board turns a score into its limit minus the score)."""
+
+    problem: str
+    day: int
+    value: int
+    at: dt.datetime
+
+
+def best_bucket(window: Window, day: int) -> int:
+    """The day a report's best is kept under: its own, or 0 on an all-time board (one best a
+    problem ever)."""
+    return 0 if window.is_all_time else day
+
+
+def best_better(value: int, at: dt.datetime, than: tuple[int, dt.datetime] | None) -> bool:
+    """Whether a report (`value` at `at`) replaces a best: a bigger value, or the same one
+    reported earlier (who reached the score first keeps it)."""
+    return than is None or value > than[0] or (value == than[0] and at < than[1])
+
+
+def best_total(
+    reports: Iterable[Report], window: Window, day: int
+) -> tuple[int, dt.datetime] | None:
+    """(the sum of each problem's best value inside the window of `day`, when that total was
+    reached: the latest of the moments each of those bests was first reported), None when no
+    report is inside it. The definition the tests compare the boards with."""
+    best: dict[str, tuple[int, dt.datetime]] = {}
+    for report in reports:
+        inside = window.is_all_time or window.start(day) <= report.day <= day
+        if inside and best_better(report.value, report.at, best.get(report.problem)):
+            best[report.problem] = (report.value, report.at)
+    if not best:
+        return None
+    return sum(value for value, _ in best.values()), max(at for _, at in best.values())
+
+
+def best_key(total: int, reached: dt.datetime) -> int:
+    """The sort key of a best-score total: none (0, off the board) for a total of 0."""
+    return sort_key(total, reached) if total > 0 else 0

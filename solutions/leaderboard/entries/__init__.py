@@ -21,6 +21,10 @@ recent solve days: ``first: {"<epoch day>": first solve time that day}`` and
 on, which is all a late solve needs however long the streak; ``sums`` holds each day's current
 streak (or ``all``, the longest).
 
+A best-score board's entry (`maths.best_total`) keeps instead the best of each (problem, day) its
+reports still need, ``best: [{p: problem slug, d: epoch day (0 all time), v: value, t: when it
+was first reported}]``, and ``sums`` each day's total of the bests inside its window.
+
 A solve runs one aggregation-pipeline update on the entry (`counting.solve_pipeline`), idempotent
 by the solve's id (``applied``): a retry after a fault counts nothing twice. The seed's query,
 "the board of day D" sorted by ``keys.D`` (`entries_by_key`), is served by the wildcard index on
@@ -140,7 +144,8 @@ def entries_set(programmer_id: int, documents: dict[str, dict | None]) -> None:
     for board_slug, document in documents.items():
         fields = document or {"handle": "", "groups": [], "sums": {}, "keys": {}}
         fields = {name: value for name, value in fields.items() if name not in ("_id", "rev")}
-        kept = ("days", "last", "first", "began")  # what a solve adds to (none off the board)
+        # What a solve or a report adds to (none off the board).
+        kept = ("days", "last", "first", "began", "best")
         unset = [name for name in kept if name not in fields]
         changes = {name: {"$literal": value} for name, value in fields.items()}
         changes |= {"rev": {"$add": [{"$ifNull": ["$rev", 0]}, 1]}, "placed": placed_kept()}
@@ -156,7 +161,10 @@ def applied_with(entry: dict, solve_ids: Iterable[str]) -> dict:
 
 def comparable(entry: dict) -> dict:
     """An entry without the engine's bookkeeping, to compare with what a rebuild computes."""
-    return {k: v for k, v in entry.items() if k not in ("applied", "placed", "rev", "trimmed")}
+    kept = {k: v for k, v in entry.items() if k not in ("applied", "placed", "rev", "trimmed")}
+    if "best" in kept:  # a list in the order the bests came: compared as a set
+        kept["best"] = sorted(kept["best"], key=lambda best: (best["d"], best["p"]))
+    return kept
 
 
 # --- what the orders hold for an entry ---------------------------------------------------------

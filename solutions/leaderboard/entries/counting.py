@@ -28,6 +28,7 @@ class SolveEvent:
     day: int
     value: int
     at: dt.datetime
+    problem: str = ""  # a scored report's problem (best-score boards)
 
 
 def _all_time_counting(event: SolveEvent) -> dict:
@@ -207,11 +208,118 @@ def _current_streaks(event: SolveEvent, last: int, today: int) -> dict:
     }
 
 
+def _best_counting(window: maths.Window, event: SolveEvent, today: int) -> dict:
+    """A scored report on a best-score board (see `maths.best_total`): it replaces the best of
+    its (problem, day) when better (`maths.best_better`; all time, the problem's one best), the
+    bests older than a late report can still need are dropped, then each day the report touches
+    is recomputed from the bests inside its window: per problem the biggest value and the
+    earliest moment it was reported, their sum, and the latest of those moments. The bests kept
+    are at most (the window's days and the late days) × the problems reported in them."""
+    bucket = maths.best_bucket(window, event.day)
+    mine = {"$and": [{"$eq": ["$$this.p", event.problem]}, {"$eq": ["$$this.d", bucket]}]}
+    kept = {"$ifNull": ["$best", []]}
+    new = {"p": {"$literal": event.problem}, "d": bucket, "v": event.value, "t": event.at}
+    better = {
+        "$or": [
+            {"$eq": [{"$type": "$$was"}, "missing"]},
+            {"$gt": [event.value, "$$was.v"]},
+            {"$and": [{"$eq": [event.value, "$$was.v"]}, {"$lt": [event.at, "$$was.t"]}]},
+        ]
+    }
+    others = {"$filter": {"input": kept, "cond": {"$not": [mine]}}}
+    best = {"$cond": [better, {"$concatArrays": [others, [new]]}, kept]}
+    if window.is_all_time:
+        days = [{"k": maths.ALL_TIME_KEY, "a": bucket, "b": bucket}]
+    else:
+        oldest = counts_from(window, today)
+        best = {"$filter": {"input": best, "cond": {"$gte": ["$$this.d", oldest]}}}
+        days = [{"k": str(d), "a": window.start(d), "b": d} for d in window.affected_days(bucket)]
+    totals = {"$map": {"input": {"$literal": days}, "as": "day", "in": _best_of_day()}}
+    pairs = {
+        name: {"$arrayToObject": {"$map": {"input": "$$totals", "in": {"k": "$$this.k", "v": v}}}}
+        for name, v in (("s", "$$this.s"), ("key", "$$this.key"))
+    }
+    if window.is_all_time:
+        changed = {"best": "$$best", "sums": pairs["s"], "keys": pairs["key"]}
+    else:
+        history = history_from(today)
+        changed = {
+            "best": "$$best",
+            "sums": {"$mergeObjects": [trimmed_today("$sums", history), pairs["s"]]},
+            "keys": {"$mergeObjects": [trimmed_today("$keys", history), pairs["key"]]},
+            "trimmed": today,
+        }
+    was = {"$arrayElemAt": [{"$filter": {"input": kept, "cond": mine}}, 0]}
+    since = {"$subtract": [today, {"$ifNull": ["$trimmed", 0]}]}
+    return {
+        "$let": {
+            "vars": {"was": was, "since": since},
+            "in": {
+                "$let": {
+                    "vars": {"best": best},
+                    "in": {"$let": {"vars": {"totals": totals}, "in": changed}},
+                }
+            },
+        }
+    }
+
+
+def _best_of_day() -> dict:
+    """{k: the day's name, s: its total, key: its sort key} of the day `$$day` ({k, a: the first
+    day of its window, b: the day}) from the bests `$$best`: per problem inside the window, the
+    biggest value and the earliest moment it was reported."""
+    inside = {
+        "$filter": {
+            "input": "$$best",
+            "as": "r",
+            "cond": {"$and": [{"$gte": ["$$r.d", "$$day.a"]}, {"$lte": ["$$r.d", "$$day.b"]}]},
+        }
+    }
+    problems = {"$setUnion": [{"$map": {"input": "$$inside", "as": "r", "in": "$$r.p"}}]}
+    of_problem = {"$filter": {"input": "$$inside", "as": "r", "cond": {"$eq": ["$$r.p", "$$q"]}}}
+    top = {"$max": {"$map": {"input": "$$mine", "as": "r", "in": "$$r.v"}}}
+    at_top = {"$filter": {"input": "$$mine", "as": "r", "cond": {"$eq": ["$$r.v", "$$top"]}}}
+    first = {"$min": {"$map": {"input": at_top, "as": "r", "in": "$$r.t"}}}
+    per_problem = {
+        "$map": {
+            "input": problems,
+            "as": "q",
+            "in": {
+                "$let": {
+                    "vars": {"mine": of_problem},
+                    "in": {"$let": {"vars": {"top": top}, "in": {"v": "$$top", "t": first}}},
+                }
+            },
+        }
+    }
+    total = {"$sum": {"$map": {"input": "$$bests", "as": "r", "in": "$$r.v"}}}
+    reached = {"$max": {"$map": {"input": "$$bests", "as": "r", "in": "$$r.t"}}}
+    key = {"$cond": [{"$gt": ["$$total", 0]}, key_expression("$$total", reached), 0]}
+    return {
+        "$let": {
+            "vars": {"inside": inside},
+            "in": {
+                "$let": {
+                    "vars": {"bests": per_problem},
+                    "in": {
+                        "$let": {
+                            "vars": {"total": total},
+                            "in": {"k": "$$day.k", "s": "$$total", "key": key},
+                        }
+                    },
+                }
+            },
+        }
+    }
+
+
 def solve_pipeline(window: maths.Window, event: SolveEvent, today: int) -> list[dict]:
     """The one atomic update that counts `event` on a board with this window, once: an entry
     that already lists the solve's id is left exactly as it is. One stage (the embedded server
     copies the document at each stage)."""
-    if window.streak:
+    if window.best:
+        counting = _best_counting(window, event, today)
+    elif window.streak:
         counting = _streak_counting(window, event, today)
     elif window.is_all_time:
         counting = _all_time_counting(event)

@@ -115,3 +115,37 @@ def _streak_fields(window: maths.Window, solves: list[dict], today: int, time_zo
         "sums": {str(d): length for d, (length, _) in scores.items()},
         "keys": {str(d): maths.sort_key(*score) for d, score in scores.items()},
     }
+
+
+def entry_from_reports(
+    window: maths.Window, who: Identity, reports: list[maths.Report], today: int
+) -> dict | None:
+    """A best-score board's entry computed from a programmer's scored reports alone (see
+    `counting._best_counting`): the best of each (problem, day) still kept (all time, of each
+    problem), and the total and key of every kept day some report's window reaches, 0 when the
+    bests inside it add up to 0 (off the board), as the updates leave them."""
+    if not reports:
+        return None
+    document = {"_id": who.programmer_id, "handle": who.handle, "groups": list(who.groups)}
+    bests: dict[tuple[str, int], tuple[int, dt.datetime]] = {}
+    for report in reports:
+        bucket = (report.problem, maths.best_bucket(window, report.day))
+        if maths.best_better(report.value, report.at, bests.get(bucket)):
+            bests[bucket] = (report.value, report.at)
+    if window.is_all_time:
+        board_days, oldest_best = [maths.ALL_TIME_KEY], 0
+    else:
+        oldest_kept = days_kept.history_from(today)
+        reached = {d for r in reports for d in window.affected_days(r.day) if d >= oldest_kept}
+        board_days, oldest_best = sorted(reached), days_kept.counts_from(window, today)
+    sums, keys = {}, {}
+    for name in board_days:
+        day = 0 if name == maths.ALL_TIME_KEY else name
+        total, at = maths.best_total(reports, window, day) or (0, None)
+        sums[str(name)], keys[str(name)] = total, maths.best_key(total, at) if at else 0
+    kept = [
+        {"p": problem, "d": d, "v": value, "t": at}
+        for (problem, d), (value, at) in bests.items()
+        if window.is_all_time or d >= oldest_best
+    ]
+    return document | {"best": kept, "sums": sums, "keys": keys}
