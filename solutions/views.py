@@ -375,9 +375,8 @@ def _board_context(
         "me": programmer,
         "mine": None,
     }
-    if not fragment:  # the filter bar's pickers: every country, the board day's leading orgs
+    if not fragment:  # the filter bar's country picker (its organizations: search.js asks the API)
         context["countries"] = list(countries)
-        context["organizations"] = _groups_read(request, board, day, "org", 1).rows
     if request.GET.get("view") in GROUP_VIEWS:
         kind = GROUP_VIEWS[request.GET["view"]]
         return context | _groups_context(request, board, query, programmer, kind, fragment)

@@ -83,9 +83,41 @@
     });
   }
 
+  /* The organization picker: the board day's leading organizations (the API's groups ranked),
+     asked once, when the picker is first used, so a page that nobody filters reads none. */
+  function organizations(input) {
+    var list = document.getElementById(input.getAttribute("list"));
+    input.addEventListener(
+      "focus",
+      function () {
+        fetch(input.getAttribute("data-groups-url"), { headers: { Accept: "application/json" } })
+          .then(function (response) {
+            return response.ok ? response.json() : null;
+          })
+          .then(function (answer) {
+            if (!answer) return;
+            list.replaceChildren.apply(
+              list,
+              answer.entries.map(function (group) {
+                var option = document.createElement("option");
+                option.value = group.group;
+                return option;
+              })
+            );
+          })
+          .catch(function () {
+            /* offline: the picker takes any name typed */
+          });
+      },
+      { once: true }
+    );
+  }
+
   function start() {
     var inputs = document.querySelectorAll("input[data-suggest-url][list]");
     Array.prototype.forEach.call(inputs, suggest);
+    var pickers = document.querySelectorAll("input[data-groups-url][list]");
+    Array.prototype.forEach.call(pickers, organizations);
   }
 
   if (document.readyState === "loading") {
