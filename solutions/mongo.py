@@ -535,6 +535,21 @@ def _has_unique_index(collection: Collection, model: IndexModel) -> bool:
 DUPLICATE_KEY = 11000
 
 
+def conflict_or_fault(
+    error: BulkWriteError | ClientBulkWriteException, conflict: type[Exception], message: str
+) -> Exception:
+    """What a refused bulk of compare-and-swaps means: duplicate keys alone are a `conflict`
+    between writers (to try again); a fault that passes is itself; anything else (a document
+    too large, a bad update) would be refused again, so it is logged and becomes a storage fault
+    (`StorageRefused`, a 503), never taken for a conflict and swallowed."""
+    if only_duplicates(error):
+        return conflict(message)
+    if is_transient(error):
+        return error
+    logger.error("the storage refused a write: %s", getattr(error, "details", error))
+    return StorageRefused(f"the storage refused a write: {error}")
+
+
 def namespace(collection: Collection) -> str:
     """ "database.collection", as a write sent with others names its collection."""
     return f"{collection.database.name}.{collection.name}"

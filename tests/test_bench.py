@@ -4,7 +4,9 @@ monitoring, with the bytes each way; not timed)."""
 
 from __future__ import annotations
 
+import re
 from io import StringIO
+from unittest import mock
 
 import pytest
 import redis
@@ -12,9 +14,10 @@ from django.core.management import call_command
 from pymongo import MongoClient
 
 from solutions.bench.counting import HTTP_CACHED, HTTP_UNCACHED, IN_PROCESS
+from solutions.bench.in_process import ANOTHER_EACH_TIME
 from solutions.bench.report import bytes_flat
 from solutions.bench.run import bench_run
-from solutions.leaderboard import sets
+from solutions.leaderboard import journals, sets
 from tests.services_available import REDIS_URL, require_redis
 
 # Ordered with the database tests (pytest-django runs tests with no database mark last, after
@@ -30,7 +33,8 @@ def measured(django_db_setup, django_db_blocker, embedded_server):
 
     real_name, settings.MONGODB_DB = settings.MONGODB_DB, "leaderboard_test"
     try:
-        with django_db_blocker.unblock():
+        # Journals of 64 places: the row of solves with their folds needs a few dozen solves.
+        with django_db_blocker.unblock(), mock.patch.object(journals, "JOURNAL_MAX", 64):
             results = bench_run(
                 uri=embedded_server.uri, sizes=[200, 2000], repeat=1, report=lambda _: None
             )
@@ -72,8 +76,16 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     # "applied" mark, the live counters and the lease back.
     boards = 3
     assert small["solve (3 boards)"] == large["solve (3 boards)"] == 1 + 1 + 1 + boards + 1 + 1
-    # Another programmer each time costs the same, until a journal is full and folded.
+    # Another programmer each time costs the same, until a journal is full and folded; with
+    # the folds (every board's journal folded at least three times: 64 places here, a fold a
+    # dozen solves), at most 15 commands a solve on average, and well under 200 KB each way.
     assert small["solve, another each time"] == large["solve, another each time"] == 8
+    for size in (200, 2000):
+        folded = by_size(measured, size, (IN_PROCESS,))[ANOTHER_EACH_TIME]
+        solves, least = re.match(r"(\d+) solves, (\d+) to \d+ folds", folded.note).groups()
+        assert int(least) >= 3 and int(solves) > 3 * 8
+        assert 8 < folded.commands <= 15
+        assert folded.sent < 200 * 1024 and folded.received < 200 * 1024
     # The year on a profile reads the programmer's own solves; the problems' solver counts and
     # a problem's solvers are one read of their `problem_stats` documents: at any size.
     for operation in ("year and streaks", "problems with solver counts", "a problem's solvers"):
@@ -191,19 +203,19 @@ def test_each_request_through_http_costs_the_same_commands_at_200_and_2000_progr
 
 
 def test_the_command_prints_one_markdown_table_with_the_sizes_side_by_side(
-    embedded_server, db, settings
+    embedded_server, db, settings, monkeypatch
 ):
     settings.MONGODB_DB = "leaderboard_test"
+    monkeypatch.setattr(journals, "JOURNAL_MAX", 16)  # a fold every few solves
     out = StringIO()
-    call_command(
-        "bench", "--programmers", "30,60", "--repeat", "1", "--uri", embedded_server.uri, stdout=out
-    )
+    sizes = ("--programmers", "30,60", "--repeat", "1", "--folds", "1")
+    call_command("bench", *sizes, "--uri", embedded_server.uri, stdout=out)
     lines = out.getvalue().splitlines()
     heading = next(line for line in lines if line.startswith("| operation |"))
     for column in ("commands", "sent KB", "received KB", "median ms at 30", "p95 ms at 60", "×"):
         assert f"| {column} |" in heading, column
     rows = [line for line in lines if line.startswith("| ") and line != heading]
-    assert len(rows) == 15 + len(HTTP_ROWS)  # one row per operation, the sizes side by side
+    assert len(rows) == 16 + len(HTTP_ROWS)  # one row per operation, the sizes side by side
     assert any("| HTTP, cache cleared |" in row for row in rows)
     assert any(
         row.startswith("| board page 1 (page, cached) | HTTP, page cached | 0 |") for row in rows
@@ -217,7 +229,12 @@ def test_the_same_reads_and_solve_are_measured_on_redis_sorted_sets(embedded_ser
     settings.MONGODB_DB = "leaderboard_test"
     url = REDIS_URL.rsplit("/", 1)[0] + "/13"
     results = bench_run(
-        uri=embedded_server.uri, sizes=[50], repeat=1, report=lambda _: None, redis_url=url
+        uri=embedded_server.uri,
+        sizes=[50],
+        repeat=1,
+        report=lambda _: None,
+        redis_url=url,
+        folds=0,
     )
     on_redis = {result.operation for result in results if result.redis is not None}
     assert on_redis == {

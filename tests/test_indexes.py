@@ -85,6 +85,7 @@ def test_each_process_makes_the_indexes_once_per_database_and_only_those_that_ma
         "rank_history",
         "rank_samples",
         "requests",
+        "scores",
         "solves",
     ]
     assert "unread" not in fresh_database.notifications.index_information()

@@ -14,9 +14,11 @@ from pymongo import InsertOne, ReplaceOne
 from pymongo.errors import BulkWriteError
 
 from solutions import mongo, services
-from solutions.leaderboard import applier, journals, lease, orders
+from solutions.leaderboard import applier, entries, journals, lease, orders
+from solutions.leaderboard.entries import from_solves
+from solutions.leaderboard.entries.from_solves import entry_from_solves
 from solutions.models import Problem
-from tests.conftest import NOW, make_programmer
+from tests.conftest import NOW
 from tests.test_engine import orders_hold_the_entries
 
 
@@ -53,30 +55,37 @@ def test_a_machine_whose_clock_is_off_neither_takes_a_live_lease_nor_answers_201
 def test_2500_programmers_pending_at_once_are_placed_in_bounded_batches(
     mongodb, now, boards, monkeypatch
 ):
-    """2,500 programmers with a country and an organization each, counted while nobody moves
-    the orders (a crowd behind a stuck lease), are placed by the next holder in batches of at
-    most BATCH_PROGRAMMERS, every journal far below a document's 16 MB, and every order equals
-    the entries (the brute force)."""
+    """2,500 programmers with a country and an organization each, counted in their entries while
+    nobody moved the orders (a crowd behind a stuck lease), are placed by the next holder in
+    batches of at most BATCH_PROGRAMMERS, every journal far below a document's 16 MB, and every
+    order equals the entries (the brute force)."""
     chance = random.Random(7)
-    problems = [Problem.objects.create(slug=f"p{i}", title=f"P{i}", answer="1") for i in range(3)]
-    people = [
-        make_programmer(
+    today = services.today()
+    crowd = [
+        from_solves.Identity(
+            10_000 + n,
             f"crowd{n:04d}",
-            country=chance.choice(["BD", "IN", "NP"]),
-            organization=f"Org {chance.randrange(40)}",
+            (f"country:{chance.choice(['BD', 'IN', 'NP'])}", f"org:Org {chance.randrange(40)}"),
         )
         for n in range(2500)
     ]
-    listed: list[tuple[str, int]] = []
-    monkeypatch.setattr(
-        applier, "orders_catch_up", lambda wanted=(), **_: listed.extend(wanted)
-    )  # counted in the entries, left pending
-    for programmer in people:
-        for problem in chance.sample(problems, chance.randrange(1, 3)):
-            moment = NOW - dt.timedelta(days=chance.randrange(10), minutes=chance.randrange(600))
-            services.solve_record(programmer=programmer, problem=problem, solved_at=moment)
-    monkeypatch.undo()
-    lease.pending_add([lease.item(board, pid, "crowd") for board, pid in set(listed)])
+    solves = {
+        who: [
+            {"points": 1, "solved_at": NOW - dt.timedelta(days=chance.randrange(10), hours=day)}
+            for day in range(chance.randrange(1, 3))
+        ]
+        for who in crowd
+    }
+    for board in boards.values():
+        counted = [  # as the solves' updates leave them, the orders not told yet (rev 1)
+            entry_from_solves(board.spec, board.value_of, who, solves[who], today, "UTC")
+            | {"rev": 1}
+            for who in crowd
+        ]
+        entries.entries(board.slug).insert_many(counted)
+    listed = [lease.item(b, who.programmer_id, "crowd") for b in boards for who in crowd]
+    # As their requests listed them, one by one (all at once, `$addToSet` would take a minute).
+    lease.appliers().update_one({"_id": lease.LEASE}, {"$set": {"pending": listed}}, upsert=True)
     batches, largest_journal = [], 0
     real_apply = applier._orders_apply
 
@@ -92,11 +101,10 @@ def test_2500_programmers_pending_at_once_are_placed_in_bounded_batches(
         return writes
 
     monkeypatch.setattr(applier, "_orders_apply", apply_watched)
-    applier.orders_catch_up()
+    applier.orders_catch_up(boards={board.slug: board.spec for board in boards.values()})
     assert sum(batches) == 2500 and max(batches) == applier.BATCH_PROGRAMMERS
     assert largest_journal < 4 * 1024 * 1024
     assert lease.appliers().find_one({"_id": lease.LEASE})["pending"] == []
-    today = services.today()
     for board in boards.values():
         orders_hold_the_entries(board, range(today - 10, today + 2))
 

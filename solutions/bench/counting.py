@@ -97,23 +97,25 @@ class Measure:
     programmers: int
     operation: str
     how: str  # IN_PROCESS, HTTP_UNCACHED or HTTP_CACHED
-    names: dict[str, int]  # MongoDB commands by name, and "sql": the SQL queries
+    names: dict[str, float]  # MongoDB commands by name, "sql": the SQL queries (a mean: floats)
     sent: int  # bytes sent to MongoDB
     received: int  # bytes received from it
     median: float  # milliseconds
     p95: float
     examined: int | None = None  # documents the finds examined (the server's explain)
     redis: float | None = None  # the same operation on Redis sorted sets, median milliseconds
+    note: str = ""  # how a mean was taken (how many runs, how many folds among them)
 
     @property
-    def commands(self) -> int:
+    def commands(self) -> float:
         """MongoDB commands (the SQL queries are in `names`, not here)."""
-        return sum(n for name, n in self.names.items() if name != "sql")
+        return round(sum(n for name, n in self.names.items() if name != "sql"), 1)
 
     @property
     def detail(self) -> str:
-        """The commands by name, e.g. "find×3, sql×2"."""
-        return ", ".join(f"{name}×{n}" for name, n in sorted(self.names.items()))
+        """The commands by name, e.g. "find×3, sql×2", and the note of a mean."""
+        named = ", ".join(f"{name}×{round(n, 1):g}" for name, n in sorted(self.names.items()))
+        return f"{named}; {self.note}" if self.note else named
 
 
 def timed(

@@ -10,14 +10,18 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import statistics
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 
 from django.utils import timezone
 
 from solutions import selectors, services
+from solutions.leaderboard import journals
 from solutions.models import Board, Problem, Programmer
 
-from .counting import CommandCounter, Measure, measure
+from .counting import IN_PROCESS, CommandCounter, Measure, measure
 from .seed import SOLVED_BY_ALL
 
 
@@ -92,8 +96,10 @@ def in_process_measures(
     middle: Programmer,
     repeat: int,
     redis_times: dict[str, float],
+    folds: int = 3,
 ) -> Iterator[Measure]:
-    """Each operation measured on the seeded board, as it is done."""
+    """Each operation measured on the seeded board, as it is done; then a solve by another
+    programmer each time, mean with `folds` folds of every journal (none: no such row)."""
     size = len(programmers)
     # In a country like the bench's programmer, so that every solve moves the same orders.
     in_a_country = [programmer for programmer in programmers if programmer.country]
@@ -103,3 +109,53 @@ def in_process_measures(
         result = measure(counter, operation, programmers=size, name=name, repeat=repeat)
         redis = redis_times.get(name.split(" (")[0])
         yield dataclasses.replace(result, redis=redis)
+    if folds:
+        yield mean_with_folds(counter, boards=boards, others=others, size=size, folds=folds)
+
+
+ANOTHER_EACH_TIME = "solve, another each time (mean with its folds)"
+MOST_SOLVES = 5000  # a bound on the row's solves, whatever the journals hold
+
+
+def mean_with_folds(
+    counter: CommandCounter, *, boards: list[Board], others: list[Programmer], size: int, folds: int
+) -> Measure:
+    """A solve by another programmer each time, as many as it takes for `folds` folds of every
+    board's journal (a journal is folded when it is full: its `epoch` moves on): commands, bytes
+    and time per solve on average, the folds' included. Its note says how many solves and folds."""
+    names: Counter[str] = Counter()
+    sent = received = solves = 0
+    times: list[float] = []
+    first = _epochs(boards)
+    while solves < MOST_SOLVES and min(_folds_since(first, boards).values(), default=0) < folds:
+        another = others[solves % len(others)]
+        problem = Problem(slug=f"bench-folds-{solves // len(others)}", points=50)
+        with counter.counting() as tally:
+            started = time.perf_counter()
+            services.solve_record(programmer=another, problem=problem, solved_at=timezone.now())
+            times.append((time.perf_counter() - started) * 1000)
+        names.update(tally.names)
+        sent, received, solves = sent + tally.sent, received + tally.received, solves + 1
+    done = _folds_since(first, boards)
+    times.sort()
+    return Measure(
+        size,
+        ANOTHER_EACH_TIME,
+        IN_PROCESS,
+        {name: n / solves for name, n in names.items()},
+        sent // solves,
+        received // solves,
+        statistics.median(times),
+        times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)],
+        note=f"{solves} solves, {min(done.values(), default=0)} to {max(done.values(), default=0)}"
+        " folds a board",
+    )
+
+
+def _epochs(boards: list[Board]) -> dict[str, int]:
+    return {board.slug: journals.journal_read(board.slug).get("epoch", 0) for board in boards}
+
+
+def _folds_since(first: dict[str, int], boards: list[Board]) -> dict[str, int]:
+    """Each board's folds since `first` (its journal's epoch then), all-time boards' included."""
+    return {slug: epoch - first[slug] for slug, epoch in _epochs(boards).items()}

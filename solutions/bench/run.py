@@ -33,6 +33,7 @@ def bench_run(
     report: Callable[[str], None] = print,
     redis_url: str | None = None,
     ingest: int = 0,
+    folds: int = 3,
 ) -> list[Measure]:
     """Seed each size in turn and measure every operation on the default board, in process and
     through HTTP (and with `ingest`, that many solves through gunicorn)."""
@@ -61,6 +62,7 @@ def bench_run(
                     middle=middle,
                     repeat=repeat,
                     redis_times=redis_times,
+                    folds=folds,
                 ),
                 web_measures(
                     counter, board=board, programmers=programmers, middle=middle, repeat=repeat

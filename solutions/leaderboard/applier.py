@@ -218,7 +218,9 @@ def _batch_write(writes: list) -> None:
     try:
         mongo.write_together(writes)
     except ClientBulkWriteException as error:
-        raise orders.conflict_or_refused(error, "a journal changed since it was read") from error
+        raise mongo.conflict_or_fault(
+            error, orders.OrdersConflict, "a journal changed since it was read"
+        ) from error
 
 
 def _batch_of(pending: list[str]) -> list[str]:

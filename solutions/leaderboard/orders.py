@@ -37,14 +37,13 @@ one Python process), so a solve writes a handful of documents whatever the board
 from __future__ import annotations
 
 import functools
-import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from bson import Binary
 from pymongo import DeleteOne, InsertOne, ReplaceOne, UpdateOne
 from pymongo.collection import Collection
-from pymongo.errors import BulkWriteError, ClientBulkWriteException
+from pymongo.errors import BulkWriteError
 
 from .. import mongo
 from . import days_kept, groups, maths, moving, sets, tree
@@ -57,27 +56,10 @@ IN_READS = 4
 IN_MAX = 40
 INLINE_MAX = 128  # an order this small keeps its one set inside its manifest: one write moves it
 
-log = logging.getLogger(__name__)
-
 
 class OrdersConflict(RuntimeError):
     """Another writer changed a set or manifest first (an applier that outlived its lease): the
     moves stay pending for the next applier."""
-
-
-def conflict_or_refused(
-    error: BulkWriteError | ClientBulkWriteException, conflict: str
-) -> Exception:
-    """What a refused write of the orders means: a duplicate key is a conflict with another
-    applier (everybody stays pending, to try again); a fault that passes is itself; anything
-    else (a document too large, a bad update) would be refused again, so it is logged and
-    raised as a storage fault (503), never taken for a conflict and swallowed."""
-    if mongo.only_duplicates(error):
-        return OrdersConflict(conflict)
-    if mongo.is_transient(error):
-        return error
-    log.error("the storage refused a write of the orders: %s", error.details)
-    return mongo.StorageRefused(f"the storage refused a write of the orders: {error}")
 
 
 # --- collections --------------------------------------------------------------------------------
@@ -229,7 +211,9 @@ def manifests_move(
         try:
             result = order_sets().bulk_write(set_writes, ordered=False)
         except BulkWriteError as error:
-            raise conflict_or_refused(error, "a set was written since it was read") from error
+            raise mongo.conflict_or_fault(
+                error, OrdersConflict, "a set was written since it was read"
+            ) from error
         if result.matched_count < expected_matches:
             raise OrdersConflict("a set changed since it was read")
     manifests_swap(swaps)
@@ -411,10 +395,8 @@ def _inlined(manifest: sets.Manifest, rewrite: moving.Rewrite) -> dict[int, tupl
 
 
 def manifests_swap_writes(swaps: list[tuple[str, int, dict]]) -> list:
-    """`manifests_swap` as writes to send first among others (`mongo.write_together`): each
-    compare-and-swap is an upsert, so a version gone meets a duplicate key and stops what
-    follows. (A manifest deleted meanwhile would be made again: only a rebuild deletes one,
-    with nobody pending.)"""
+    """`manifests_swap` as writes sent first among others (`mongo.write_together`): each an
+    upsert, so a version gone meets a duplicate key and stops what follows."""
     where = mongo.namespace(orders())
     return [
         InsertOne({"_id": order, **document}, namespace=where)
@@ -437,7 +419,9 @@ def manifests_swap(swaps: list[tuple[str, int, dict]]) -> None:
     try:
         result = orders().bulk_write(operations, ordered=False)
     except BulkWriteError as error:
-        raise conflict_or_refused(error, "a manifest was created meanwhile") from error
+        raise mongo.conflict_or_fault(
+            error, OrdersConflict, "a manifest was created meanwhile"
+        ) from error
     if result.matched_count + result.inserted_count < len(operations):
         raise OrdersConflict("a manifest changed since it was read")
 

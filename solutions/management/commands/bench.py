@@ -44,6 +44,13 @@ class Command(BaseCommand):
             "--ingest", type=int, default=0, help="Post this many solves through the HTTP API."
         )
         parser.add_argument(
+            "--folds",
+            type=int,
+            default=3,
+            help="Folds of every journal the row of solves by another programmer each time takes "
+            "in its mean (0: no such row).",
+        )
+        parser.add_argument(
             "--structure",
             action="store_true",
             help="Measure the order structure alone, in memory (sizes default to 1M, 25M, 100M).",
@@ -73,6 +80,7 @@ class Command(BaseCommand):
                 report=lambda line: self.stdout.write(self.style.NOTICE(line)),
                 redis_url=options["redis"],
                 ingest=options["ingest"],
+                folds=options["folds"],
             )
         self.stdout.write("")
         for line in table(results):
