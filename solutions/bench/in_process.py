@@ -120,14 +120,15 @@ MOST_SOLVES = 5000  # a bound on the row's solves, whatever the journals hold
 def mean_with_folds(
     counter: CommandCounter, *, boards: list[Board], others: list[Programmer], size: int, folds: int
 ) -> Measure:
-    """A solve by another programmer each time, as many as it takes for `folds` folds of every
-    board's journal (a journal is folded when it is full: its `epoch` moves on): commands, bytes
-    and time per solve on average, the folds' included. Its note says how many solves and folds."""
+    """A solve by another programmer each time, as many as it takes for `folds` folds of the
+    busiest board's journal (a journal is folded when it is full: its `epoch` moves on; a streak
+    board's moves only when a streak changes): commands, bytes and time per solve on average,
+    the folds' included. Its note says how many solves, and how many folds each board made."""
     names: Counter[str] = Counter()
     sent = received = solves = 0
     times: list[float] = []
     first = _epochs(boards)
-    while solves < MOST_SOLVES and min(_folds_since(first, boards).values(), default=0) < folds:
+    while solves < MOST_SOLVES and max(_folds_since(first, boards).values(), default=0) < folds:
         another = others[solves % len(others)]
         problem = Problem(slug=f"bench-folds-{solves // len(others)}", points=50)
         with counter.counting() as tally:
