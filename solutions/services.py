@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pymongo import InsertOne, UpdateMany
+from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, ClientBulkWriteException, DuplicateKeyError
 
 from . import holds, leaderboard, limits, live, mongo, rules, solvers
@@ -361,7 +362,8 @@ def score_record(
     of its own), so a retry after a fault finds its report logged and finishes it, as a solve's
     does (logged, counted on each board idempotently by the report's id, placed, then applied).
     Returns True: the report is this request's, counted (a worse score changes no board, but it
-    is kept, and counts once the better ones leave the window)."""
+    is kept, and counts once the better ones leave the window). A report in a hold window of its
+    problem (a frozen competition's) is logged held, as a solve is, and counts when released."""
     solve_check_time(solved_at)
     report = {
         "programmer_id": programmer.pk,
@@ -372,6 +374,8 @@ def score_record(
         "request": request or secrets.token_hex(12),
         "logged_at": timezone.now(),
     }
+    if (held_until := holds.held_until(problem=problem.slug, solved_at=solved_at)) is not None:
+        report |= {holds.HELD_UNTIL: held_until, "applied": True}  # nothing to count until then
     try:
         mongo.scores().insert_one(report)
     except DuplicateKeyError:
@@ -381,7 +385,8 @@ def score_record(
         if not logged.get("applied", True):
             score_apply(logged, programmer)
         return True
-    score_apply(report, programmer)
+    if not holds.is_held(report):
+        score_apply(report, programmer)
     return True
 
 
@@ -535,7 +540,7 @@ def _solves_of(programmer: Programmer) -> list[dict]:
 def _scores_of(programmer: Programmer) -> list[dict]:
     """A programmer's scored reports (the log of the best-score boards)."""
     fields = {"problem": 1, "score": 1, "solved_at": 1}
-    return list(mongo.scores().find({"programmer_id": programmer.pk}, fields))
+    return list(mongo.scores().find({"programmer_id": programmer.pk, **holds.SHOWN}, fields))
 
 
 def programmer_refresh_boards(*, programmer: Programmer) -> None:
@@ -600,8 +605,25 @@ def solves_release() -> int:
     their own days, however late) and they join their problems' counts: exactly once, whoever
     else releases them at the same time. A solve still held whose window's end moved (staff
     moved the competition's end) keeps the new end."""
+    count = 0
+    for log in (mongo.solves(), mongo.scores()):  # the best-score boards' reports are held too
+        released = _held_over(log)
+        for programmer in Programmer.objects.filter(pk__in=released):
+            ids = {"_id": {"$in": released[programmer.pk]}}
+            unheld = {"$unset": {holds.HELD_UNTIL: ""}, "$set": {"applied": False}}
+            freed = log.update_many({**ids, **holds.HELD}, unheld)
+            if freed.modified_count:
+                programmer_refresh_boards(programmer=programmer)
+                log.update_many({**ids, "applied": False}, {"$set": {"applied": True}})
+                count += freed.modified_count
+    return count
+
+
+def _held_over(log: Collection) -> dict[int, list]:
+    """{programmer id: ids of their held solves or reports in `log` that no window holds any
+    more}; one still held whose window's end moved keeps the new end."""
     fields = {"programmer_id": 1, "problem": 1, "solved_at": 1, holds.HELD_UNTIL: 1}
-    held = list(mongo.solves().find(holds.HELD, fields))
+    held = list(log.find(holds.HELD, fields))
     until = holds.still_held(held) if held else {}
     released: dict[int, list] = defaultdict(list)
     for solve in held:
@@ -610,18 +632,8 @@ def solves_release() -> int:
             released[solve["programmer_id"]].append(solve["_id"])
         elif end != solve[holds.HELD_UNTIL]:
             moved = {"_id": solve["_id"], **holds.HELD}
-            mongo.solves().update_one(moved, {"$set": {holds.HELD_UNTIL: end}})
-    count = 0
-    for programmer in Programmer.objects.filter(pk__in=released):
-        ids = {"_id": {"$in": released[programmer.pk]}}
-        freed = mongo.solves().update_many(
-            {**ids, **holds.HELD}, {"$unset": {holds.HELD_UNTIL: ""}, "$set": {"applied": False}}
-        )
-        if freed.modified_count:
-            programmer_refresh_boards(programmer=programmer)
-            mongo.solves().update_many({**ids, "applied": False}, {"$set": {"applied": True}})
-            count += freed.modified_count
-    return count
+            log.update_one(moved, {"$set": {holds.HELD_UNTIL: end}})
+    return released
 
 
 # --- rebuilds --------------------------------------------------------------------------------
@@ -746,7 +758,7 @@ def boards_rebuild(
                 stats.add([s for s in logged if holds.is_held(s)], counted=False)
         # None for those off the boards (hidden, banned): a rebuild removes their entries.
         solves = shown if programmer.on_boards else []
-        scores = scored if programmer.on_boards else []
+        scores = [r for r in scored if not holds.is_held(r)] if programmer.on_boards else []
         who = _identity(programmer)
         for board, build in zip(boards, builds, strict=True):
             entry, ids = _board_entry(board, who, solves, scores, now_day, time_zone)

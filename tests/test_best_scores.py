@@ -331,3 +331,33 @@ def test_the_answer_form_of_a_scored_problem_takes_a_score(scored, alice):
         client.post("/problems/tsp/", {"answer": "41", "score": "900"})  # wrong: no score
         assert listed(board, TODAY) == [(1, "Alice", 120)]
     assert heuristic.scored
+
+
+def test_a_score_reported_during_a_freeze_is_held_until_the_competition_ends(scored, alice, bob):
+    """A frozen competition's scored problem: a report after the freeze moves no best-score
+    board (its standings show pending cells; the boards must not tell), and counts once, on its
+    own day, when the competition is over and the held reports are released."""
+    from competitions import services as competitions
+
+    board = best_board("best-all", window=leaderboard.ALL_TIME)
+    h0 = scored[0]
+    start, freeze, end = at(TODAY, 9), at(TODAY, 11), at(TODAY, 14)
+    competitions.competition_create(
+        slug="heuristic-cup",
+        title="Heuristic Cup",
+        start=start,
+        end=end,
+        freeze_at=freeze,
+        problems=[h0],
+    )
+    report(alice, h0, 40, at(TODAY, 10))  # before the freeze: counts at once
+    report(bob, h0, 90, at(TODAY, 12))  # after it: held
+    report(alice, h0, 95, at(TODAY, 12, 30))  # held too, though better
+    with time_machine.travel(at(TODAY, 13), tick=False):
+        assert listed(board, TODAY) == [(1, "Alice", 40)]
+        assert services.solves_release() == 0  # still frozen
+        assert listed(board, TODAY) == [(1, "Alice", 40)]
+    with time_machine.travel(at(TODAY, 14, 1), tick=False):
+        assert services.solves_release() == 2
+        assert services.solves_release() == 0  # once
+        assert listed(board, TODAY) == [(1, "Alice", 95), (2, "bob", 90)]
