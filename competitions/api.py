@@ -155,15 +155,14 @@ def competition_standings(
     """Who sees what, as on the competition's page: while it runs, everybody sees the standings
     as they were at the freeze time (live before it, frozen=true after it), a programmer also
     sees their own row live, and staff see everything live. Once it has ended everybody sees the
-    archived final standings (final=true). The caller is the holder of the access token when one
-    is sent (an invalid or expired one is 401, not ignored), else the signed-in user of the
-    session, else anonymous. Hidden and banned programmers are never listed, and the ranks of
-    the others close up. Rows are in standings order: more problems solved, then less penalty,
-    then an earlier last accepted attempt; equal on all three, programmers share a rank
-    (1, 2, 2, 4) and are listed by handle."""
+    final standings (final=true): archived within a minute of the end, computed until then. The
+    caller is the holder of the access token when one is sent (an invalid or expired one is 401,
+    not ignored), else the signed-in user of the session, else anonymous. Hidden and banned
+    programmers are never listed, and the ranks of the others close up. Rows are in standings
+    order: more problems solved, then less penalty, then an earlier last accepted attempt; equal
+    on all three, programmers share a rank (1, 2, 2, 4) and are listed by handle."""
     found = selectors.competition_by_slug(competition)
     if found is None:
         raise ApiError(404, "unknown_competition", f"There is no competition {competition!r}.")
-    services.competition_archive(competition=found)  # lazily, on the first view after the end
     view = selectors.competition_standings(competition=found, user=request.auth)
     return standings_json(view)

@@ -2,8 +2,9 @@
 
 Who sees what, while it runs: staff see the live standings; everybody else sees the standings as
 they were at the freeze time (live before it), and a programmer also sees their own row live.
-Once it has ended, everybody sees the archived final standings. Hidden and banned programmers are
-never listed, and the ranks of the others close up.
+Once it has ended, everybody sees the final standings: computed from the attempts until beat's
+task archives them (within a minute; a read never writes), the archive from then on. Hidden and
+banned programmers are never listed, and the ranks of the others close up.
 
 A frozen competition stays frozen everywhere: a solve of one of its problems made from the freeze
 time to the end is held off every public surface of `solutions` (the boards, profiles, the
@@ -330,7 +331,7 @@ def competition_standings(
         columns=columns,
         rows=rows,
         frozen=frozen,
-        final=False,
+        final=competition.has_ended(now),  # the archive follows within a minute
         viewer_id=viewer_id,
         frozen_at=competition.freeze_at if frozen else None,
     )

@@ -73,8 +73,8 @@ def competition_create(
 def competition_end_now(*, competition: Competition) -> bool:
     """End a running competition at once (a freeze time after now moves to now).
 
-    Returns False when it is not running. Its final standings are archived on the next view or by
-    the periodic task.
+    Returns False when it is not running. Its final standings are archived by the periodic
+    task, within a minute (a view never writes).
     """
     now = timezone.now()
     if not competition.is_running(now):

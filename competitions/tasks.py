@@ -7,7 +7,6 @@ from . import services
 
 @shared_task
 def archive_finished_competitions_task() -> int:
-    """Archive the final standings of every competition that has ended (also done lazily, on the
-    first view after the end), and count the solves their freezes held (beat runs it every
-    minute)."""
+    """Archive the final standings of every competition that has ended (nothing else does: a
+    view never writes), and count the solves their freezes held (beat runs it every minute)."""
     return services.competitions_archive_finished()

@@ -135,7 +135,6 @@ def _following(request: HttpRequest) -> bool:
 def _standings_view(request: HttpRequest, competition: Competition) -> selectors.StandingsView:
     """The standings this viewer may see, only the rows of the people they follow (and their
     own) with `?view=following` (nobody's for an anonymous viewer, who is asked to log in)."""
-    services.competition_archive(competition=competition)  # lazily, on the first view after the end
     view = selectors.competition_standings(competition=competition, user=request.user)
     people_of = extensions.people_view_named(FOLLOWING) if _following(request) else None
     if people_of is not None:
@@ -214,7 +213,6 @@ def _detail_context(
     request: HttpRequest, competition: Competition, bound: dict[str, AnswerForm] | None = None
 ) -> dict:
     now = timezone.now()
-    services.competition_archive(competition=competition)  # lazily, on the first view after the end
     programmer = programmer_of(request)
     refusal = selectors.competition_submit_refusal(
         competition=competition, programmer=programmer, now=now

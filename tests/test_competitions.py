@@ -222,11 +222,28 @@ def test_the_final_standings_are_archived_when_it_ends_and_include_the_frozen_ho
     assert rows_of(view) == [(1, "bob", 2, 270), (2, "Alice", 1, 60)]
 
 
-def test_archived_final_standings_stay_as_they_were_after_later_edits(frozen_contest, bob):
+def test_a_view_after_the_end_shows_the_final_standings_and_writes_nothing(frozen_contest):
+    """A GET never writes: the pages and the API show the final standings computed until beat's
+    task archives them, and that task alone archives (and tells the webhooks)."""
     with time_machine.travel(AFTER_END, tick=False):
-        Client().get("/competitions/winter-cup/")  # the first view after the end archives it
+        page = Client().get("/competitions/winter-cup/standings/")
+        api = Client().get("/api/v1/competitions/winter-cup/standings").json()
+        Client().get("/competitions/winter-cup/")
+        frozen_contest.refresh_from_db()
+        assert not frozen_contest.is_archived
+        assert api["final"] is True
+        assert [(row["rank"], row["handle"]) for row in api["rows"]] == [(1, "bob"), (2, "Alice")]
+        assert "Frozen at" not in page.text
+        assert archive_finished_competitions_task() == 1
         frozen_contest.refresh_from_db()
         assert frozen_contest.is_archived
+        archived = Client().get("/api/v1/competitions/winter-cup/standings").json()
+    assert archived["rows"] == api["rows"]
+
+
+def test_archived_final_standings_stay_as_they_were_after_later_edits(frozen_contest, bob):
+    with time_machine.travel(AFTER_END, tick=False):
+        assert archive_finished_competitions_task() == 1
         bob.handle = "robert"
         bob.save()
         problem = frozen_contest.links.get(letter="A").problem
