@@ -1,8 +1,10 @@
-"""Solves stopped at any write: the storage goes away before or after a random write command of
-a solve (the entry, the journals, a fold's sets, nodes and roots, the records of what the orders
-hold, the lease), the way a killed worker or a killed server leaves it. Later solves and
-the repair task carry on, and every order ends up holding every entry once, as a brute-force
-reading of the entries says."""
+"""Solves and score reports stopped at any write: the storage goes away before or after a
+random write command of a solve or of a scored report on the best-score boards (the log, the
+entry, the journals, a fold's sets, nodes and roots, the records of what the orders hold, the
+lease), the way a killed worker or a killed server leaves it. Later solves and reports and the
+repair task carry on; then every order holds every entry once, as a brute-force reading of the
+entries says, and every board, best-score boards included, is what a rebuild from the logs
+(`solves` and `scores`) makes of it: the same entries, and the same pages of every day."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import contextlib
 import datetime as dt
 import os
 import random
+from collections import Counter
 from collections.abc import Iterable
 from unittest import mock
 
@@ -18,9 +21,9 @@ from pymongo import MongoClient
 from pymongo.collection import Collection
 from pymongo.errors import AutoReconnect
 
-from solutions import services
-from solutions.leaderboard import journals, orders, sets, tree
-from solutions.models import Problem
+from solutions import mongo, selectors, services
+from solutions.leaderboard import ALL_TIME, ROLLING, entries, journals, orders, sets, tree
+from solutions.models import Board, Problem
 from tests.conftest import NOW, lease_run_out, make_programmer
 from tests.test_engine import orders_hold_the_entries
 
@@ -107,26 +110,96 @@ def small_orders(monkeypatch, chance: random.Random) -> None:
     monkeypatch.setattr(tree, "NODE_FILL", 2)
 
 
+def best_score_boards() -> list[Board]:
+    """Two best-score boards beside the seeded boards of solves: the last 3 days, higher is
+    better, and all time, lower is better (a time under a limit)."""
+    made = [
+        Board.objects.create(
+            slug="best-3", title="Best 3", metric=Board.BEST, window=ROLLING, window_days=3
+        ),
+        Board.objects.create(
+            slug="fastest",
+            title="Fastest",
+            metric=Board.BEST,
+            window=ALL_TIME,
+            lower_is_better=True,
+            score_limit=100,
+        ),
+    ]
+    mongo.ensure_indexes([board.slug for board in made])
+    return made
+
+
+def board_days(board: Board, today: int) -> list[tuple]:
+    """Every page a reader can see of a board, day by day (today alone for an all-time board):
+    (day, rank, handle, score) of each row."""
+    days = [today] if board.spec.is_all_time else range(today - 4, today + 1)
+    return [
+        (day, row.rank, row.handle, row.score)
+        for day in days
+        for row in selectors.board_page(board=board, day=day, page_size=100).rows
+    ]
+
+
+def every_board_is_a_rebuild_from_the_log(boards: list[Board], today: int) -> None:
+    """Each board's entries are those a rebuild computes from the `solves` and `scores` logs:
+    nothing to rewrite, and nothing to remove but entries on no day (what a repair leaves of a
+    programmer the log puts on no day of a board: `entries.entries_set`); once rebuilt, every
+    day of every board reads the same."""
+    before = {board.slug: board_days(board, today) for board in boards}
+    assert any(before.values())
+    stored = {board.slug: list(entries.entries(board.slug).find()) for board in boards}
+    for board in boards:
+        report = services.board_rebuild(board=board, dry_run=True)
+        assert report.changed == 0, (board.slug, report.changed_ids)
+    services.boards_rebuild(boards=boards)
+    for board in boards:
+        kept = {entry["_id"] for entry in entries.entries(board.slug).find()}
+        gone = [entry for entry in stored[board.slug] if entry["_id"] not in kept]
+        assert not [entry for entry in gone if any(entry.get("keys", {}).values())], board.slug
+    assert {board.slug: board_days(board, today) for board in boards} == before
+
+
 @pytest.mark.parametrize("seed", range(SEEDS))
-def test_solves_stopped_at_any_write_leave_every_order_holding_every_entry_once(
+def test_solves_and_reports_stopped_at_any_write_leave_every_board_as_the_log_rebuilds_it(
     mongodb, now, boards, monkeypatch, seed
 ):
     chance = random.Random(seed)
     small_orders(monkeypatch, chance)
+    best = best_score_boards()
     people = [make_programmer(f"p{n:02d}") for n in range(10)]
     problems = [Problem.objects.create(slug=f"c{i}", title=f"C{i}", answer="1") for i in range(6)]
-    for _solve in range(40):
-        programmer, problem = chance.choice(people), chance.choice(problems)
+    scored = [Problem.objects.create(slug=f"h{i}", title=f"H{i}", scored=True) for i in range(3)]
+    stopped = Counter()  # of each kind, those the storage stopped
+    for _write in range(40):
+        programmer = chance.choice(people)
         solved_at = NOW - dt.timedelta(days=chance.randrange(4), minutes=chance.randrange(600))
-        lost = StorageLost(at=chance.randrange(1, 30), after=chance.random() < 0.5, done=chance)
+        kind = "report" if chance.random() < 0.35 else "solve"  # a game server's, a judge's
+        # A report sends fewer write commands than a solve: drawn from fewer, so it is stopped too.
+        at = chance.randrange(1, 12 if kind == "report" else 30)
+        lost = StorageLost(at=at, after=chance.random() < 0.5, done=chance)
         try:
             with lost.armed():
-                services.solve_record(programmer=programmer, problem=problem, solved_at=solved_at)
+                if kind == "report":
+                    services.score_record(
+                        programmer=programmer,
+                        problem=chance.choice(scored),
+                        solved_at=solved_at,
+                        score=chance.randrange(1, 100),
+                    )
+                else:
+                    services.solve_record(
+                        programmer=programmer, problem=chance.choice(problems), solved_at=solved_at
+                    )
         except AutoReconnect:
+            stopped[kind] += 1
             # A killed worker's lease runs out before anybody else can take it.
             lease_run_out()
+    assert stopped["report"] and stopped["solve"]  # the faults happened, to both kinds
     now.shift(dt.timedelta(minutes=5))
     services.solves_repair()
     today = services.today()
-    for board in boards.values():
+    every = [*boards.values(), *best]
+    for board in every:
         orders_hold_the_entries(board, range(today - 4, today + board.spec.span))
+    every_board_is_a_rebuild_from_the_log(every, today)
