@@ -361,3 +361,15 @@ def test_a_score_reported_during_a_freeze_is_held_until_the_competition_ends(sco
         assert services.solves_release() == 2
         assert services.solves_release() == 0  # once
         assert listed(board, TODAY) == [(1, "Alice", 95), (2, "bob", 90)]
+
+
+def test_a_board_refresh_leaves_no_empty_entry_for_a_programmer_it_never_counted(scored, bob):
+    """Bob reports no score: refreshing his boards (a repair, a new handle) must not store an
+    empty entry for him, which a rebuild's dry run would count as one to remove from a
+    healthy board."""
+    board = best_board("best-7", window=leaderboard.ROLLING, window_days=7)
+    with time_machine.travel(at(TODAY, 13), tick=False):
+        services.programmer_refresh_boards(programmer=bob)
+        assert entries.entries(board.slug).find_one({"_id": bob.pk}) is None
+        report = services.board_rebuild(board=board, dry_run=True)
+    assert (report.changed, report.removed) == (0, 0)

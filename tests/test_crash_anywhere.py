@@ -143,9 +143,9 @@ def board_days(board: Board, today: int) -> list[tuple]:
 
 def every_board_is_a_rebuild_from_the_log(boards: list[Board], today: int) -> None:
     """Each board's entries are those a rebuild computes from the `solves` and `scores` logs:
-    nothing to rewrite, and nothing to remove but entries on no day (what a repair leaves of a
-    programmer the log puts on no day of a board: `entries.entries_set`); once rebuilt, every
-    day of every board reads the same."""
+    nothing to rewrite, and nothing to remove but entries on no day (a programmer whose solves
+    all left a board's window keeps an entry of zeros until a rebuild); once rebuilt, every day
+    of every board reads the same."""
     before = {board.slug: board_days(board, today) for board in boards}
     assert any(before.values())
     stored = {board.slug: list(entries.entries(board.slug).find()) for board in boards}

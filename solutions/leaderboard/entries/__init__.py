@@ -150,7 +150,10 @@ def entries_set(programmer_id: int, documents: dict[str, dict | None]) -> None:
         changes = {name: {"$literal": value} for name, value in fields.items()}
         changes |= {"rev": {"$add": [{"$ifNull": ["$rev", 0]}, 1]}, "placed": placed_kept()}
         update = [{"$set": changes}, *([{"$unset": unset}] if unset else [])]
-        entries(board_slug).update_one({"_id": programmer_id}, update, upsert=True)
+        # Off a board it never reached, a programmer gets no entry: an empty one would be a
+        # stored entry on no day, which a rebuild's dry run counts as one to remove.
+        exists_or_counts = document is not None
+        entries(board_slug).update_one({"_id": programmer_id}, update, upsert=exists_or_counts)
 
 
 def applied_with(entry: dict, solve_ids: Iterable[str]) -> dict:
