@@ -28,7 +28,7 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_http_methods, require_safe
 from django_countries import countries
 
-from . import cards, etags, extensions, leaderboard, limits, live, selectors, services
+from . import cards, etags, extensions, leaderboard, limits, live, selectors, services, solve_slots
 from .forms import AnswerForm, BoardQueryForm, PageQueryForm, SignupForm
 from .models import Board, Problem, Programmer
 
@@ -104,18 +104,22 @@ def problem(request: HttpRequest, slug: str) -> HttpResponse:
     data = request.POST if request.method == "POST" else None
     form = AnswerForm(data, programmer=programmer, scored=problem.scored)
     if form.is_valid():
+        answer = form.cleaned_data["answer"]
         try:
-            verdict = services.answer_submit(
-                programmer=programmer,
-                problem=problem,
-                answer=form.cleaned_data["answer"],
-                score=form.cleaned_data.get("score"),
-            )
+            with solve_slots.answer_slot(problem=problem, answer=answer):
+                verdict = services.answer_submit(
+                    programmer=programmer,
+                    problem=problem,
+                    answer=answer,
+                    score=form.cleaned_data.get("score"),
+                )
         except services.SubmissionRefused as refusal:
             form.add_error(None, str(refusal))
         except limits.Limited as over:
             context = _problem_context(request, problem, form, solved=False)
             return _too_many(request, "solutions/problem.html", context, over)
+        except solve_slots.SolvesBusy as busy:
+            return busy_response(busy, back=reverse("problem", args=[problem.slug]))
         else:
             _say_verdict(request, verdict)
             return redirect("problem", slug=problem.slug)
@@ -162,6 +166,29 @@ def _too_many(request: HttpRequest, template: str, context: dict, over: limits.L
     response = render(request, template, context, status=429)
     response["Retry-After"] = str(over.retry_after)
     return response
+
+
+def refused_response(
+    *, status: int, title: str, message: str, back: str, retry_after: int
+) -> HttpResponse:
+    """A form post refused before any work: a small page of its own with Retry-After, rendered
+    without the request (no context processor runs, nothing is read for it)."""
+    context = {"title": title, "message": message, "back": back, "back_text": "Back"}
+    response = HttpResponse(render_to_string("refused.html", context), status=status)
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
+def busy_response(busy: solve_slots.SolvesBusy, *, back: str) -> HttpResponse:
+    """A right answer past this process's bound on solves at once: 503, nothing recorded."""
+    return refused_response(
+        status=503,
+        title="Busy for a moment",
+        message=f"Many answers are being recorded just now: yours was not recorded. Send it "
+        f"again in {busy.retry_after} second{'s' if busy.retry_after != 1 else ''}.",
+        back=back,
+        retry_after=busy.retry_after,
+    )
 
 
 @login_required

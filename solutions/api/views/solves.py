@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from ... import idempotency, services
+from ...solve_slots import solve_slot
 from .. import auth
 from ..idempotent import body_fingerprint, idempotent_response
 from ..schemas.fields import Error
@@ -19,7 +20,7 @@ router = ApiRouter()
     auth=auth.service_token,
     response={
         201: SolveAnswer,
-        **{status: Error for status in (400, 401, 409, 413, 422, 429)},
+        **{status: Error for status in (400, 401, 409, 413, 422, 429, 503)},
     },
     operation_id="postSolve",
     summary="Report an accepted solve (idempotent by id)",
@@ -33,7 +34,8 @@ def solves(request: HttpRequest, solve: SolveRequest) -> HttpResponse:
     Idempotent-Replayed: true); the same id with another body is 409. A solve in the future
     (beyond 5 minutes of clock skew) or older than the boards still change
     (LEADERBOARD_MAX_LATE_DAYS, 30 by default) is 422, and its id stays unused. The body may be
-    64 KiB at most."""
+    64 KiB at most. While the server records as many solves at once as it takes, a solve is 503
+    `solves_busy` with Retry-After, and nothing of it is recorded: send it again then."""
 
     key = f"{request.auth.pk}:{solve.id}"
 
@@ -48,10 +50,11 @@ def solves(request: HttpRequest, solve: SolveRequest) -> HttpResponse:
         )
         return idempotency.Answer(status=201, body={"id": solve.id, "counted": counted})
 
-    return idempotent_response(
-        key=key,
-        body_hash=body_fingerprint(request),
-        work=record,
-        rejected_code="solve_rejected",
-        time_field="solved_at",
-    )
+    with solve_slot():  # before the id is claimed: past the bound nothing is written (503)
+        return idempotent_response(
+            key=key,
+            body_hash=body_fingerprint(request),
+            work=record,
+            rejected_code="solve_rejected",
+            time_field="solved_at",
+        )
