@@ -23,7 +23,9 @@ from django.conf import settings
 if TYPE_CHECKING:
     from .models import Problem
 
-WAIT_SECONDS = 0.05  # a slot freed this soon is taken: a solve takes tens of milliseconds
+# A slot freed this soon (a solve ending) is taken; longer, and a refused solve would hold its
+# thread waiting, the very thing the bound is for.
+WAIT_SECONDS = 0.05
 RETRY_AFTER_SECONDS = 1
 
 
