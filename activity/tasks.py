@@ -14,7 +14,9 @@ from celery import shared_task
 
 from solutions.models import Board
 
-from . import selectors, services
+from . import selectors
+from .services.alerts import alerts_check
+from .services.history import history_snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +37,7 @@ def alerts_check_task(board_id: int) -> dict:
     board = Board.objects.filter(pk=board_id).first()
     if board is None:
         return {}
-    report = services.alerts_check(board=board)
+    report = alerts_check(board=board)
     if report.skipped:
         logger.info("Alert check for %s skipped: another run holds the lock", board.slug)
     return vars(report)
@@ -55,4 +57,4 @@ def history_snapshot_task(board_id: int) -> dict:
     board = Board.objects.filter(pk=board_id).first()
     if board is None:
         return {}
-    return vars(services.history_snapshot(board=board))
+    return vars(history_snapshot(board=board))

@@ -13,8 +13,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from solutions import selectors as board_selectors
 from solutions.models import Programmer
 
-from . import selectors, services
+from . import selectors
 from .forms import AlertPreferencesForm
+from .services.follows import alert_preferences_save, follow_create, follow_delete
+from .services.notifications import notifications_mark_read
 
 
 @login_required
@@ -23,7 +25,7 @@ def notifications(request: HttpRequest) -> HttpResponse:
     """The newest notifications; showing them marks them read (the unread ones stay marked as
     new on this page)."""
     recent = selectors.notifications_recent(user=request.user)
-    services.notifications_mark_read(user=request.user)
+    notifications_mark_read(user=request.user)
     return render(
         request,
         "activity/notifications.html",
@@ -39,7 +41,7 @@ def alert_settings(request: HttpRequest) -> HttpResponse:
         request.POST if request.method == "POST" else None, instance=preferences
     )
     if form.is_valid():
-        services.alert_preferences_save(user=request.user, **form.cleaned_data)
+        alert_preferences_save(user=request.user, **form.cleaned_data)
         messages.success(request, "Your alert settings are saved.")
         return redirect("activity:alert_settings")
     context = {
@@ -56,7 +58,7 @@ def alert_settings(request: HttpRequest) -> HttpResponse:
 def follow(request: HttpRequest, handle: str) -> HttpResponse:
     programmer = _programmer_or_404(handle)
     try:
-        services.follow_create(user=request.user, programmer=programmer)
+        follow_create(user=request.user, programmer=programmer)
     except ValidationError as error:
         messages.error(request, error.messages[0])
     else:
@@ -68,7 +70,7 @@ def follow(request: HttpRequest, handle: str) -> HttpResponse:
 @require_POST
 def unfollow(request: HttpRequest, handle: str) -> HttpResponse:
     programmer = _programmer_or_404(handle)
-    if services.follow_delete(user=request.user, programmer=programmer):
+    if follow_delete(user=request.user, programmer=programmer):
         messages.success(request, f"You no longer follow {programmer.handle}.")
     return _back(request, programmer)
 

@@ -14,7 +14,8 @@ from solutions import idempotency
 from solutions.api import auth
 from solutions.api.errors import ApiError
 from solutions.api.idempotent import body_fingerprint, idempotent_response
-from solutions.api.schemas import BOARD_SLUG_PATTERN, Error, SubmissionAnswer, SubmissionRequest
+from solutions.api.schemas.fields import BOARD_SLUG_PATTERN, Error
+from solutions.api.schemas.reports import SubmissionAnswer, SubmissionRequest
 
 from . import selectors, services
 from .standings import Cell

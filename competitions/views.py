@@ -19,7 +19,7 @@ from django.views.decorators.vary import vary_on_cookie
 
 from solutions import extensions, limits
 from solutions.forms import AnswerForm
-from solutions.views import programmer_of, too_many_message
+from solutions.views import programmer_of, too_many_response
 
 from . import selectors, services
 from .models import Competition
@@ -75,11 +75,9 @@ def competition_submit(request: HttpRequest, slug: str, letter: str) -> HttpResp
             # competition ended, the programmer was banned), so the reason is a message.
             messages.error(request, str(refusal))
         except limits.Limited as over:
-            form.add_error(None, too_many_message(over))
-            context = _detail_context(request, competition, bound={link.letter: form})
-            response = render(request, "competitions/detail.html", context, status=429)
-            response["Retry-After"] = str(over.retry_after)
-            return response
+            return too_many_response(
+                over, back=f"{competition.get_absolute_url()}#problem-{link.letter}"
+            )
         else:
             frozen = competition.is_frozen(timezone.now())
             _say_verdict(request, link.letter, verdict, frozen=frozen)

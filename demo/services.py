@@ -27,7 +27,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from activity import selectors as activity_selectors
-from activity import services as activity_services
+from activity.services.history import history_record, history_snapshot
+from activity.services.locks import job_lock
 from competitions import services as competition_services
 from competitions.models import Competition
 from solutions import mongo, services
@@ -90,7 +91,7 @@ def demo_seed(*, programmers: int, seed: int = 2020) -> DemoReport:
         )
         contest = competition_running_create(rng=rng, programmers=people, problems=problems)
     for board in boards:
-        activity_services.history_snapshot(board=board)  # today's ranks, and beat's bookmark
+        history_snapshot(board=board)  # today's ranks, and beat's bookmark
     return DemoReport(
         problems=len(problems),
         programmers=len(people),
@@ -194,12 +195,12 @@ def solves_spread(
 
 @contextmanager
 def history_locks_held(boards: list[Board]) -> Iterator[None]:
-    """Hold the lock of every board's history snapshots (`activity.services.history_snapshot`
-    takes `history:<slug>`), waiting for a running snapshot to finish."""
+    """Hold the lock of every board's history snapshots (`history_snapshot` takes
+    `history:<slug>`), waiting for a running snapshot to finish."""
     with ExitStack() as stack:
         for board in boards:
             deadline = time.monotonic() + LOCK_WAIT_SECONDS
-            while not stack.enter_context(activity_services.job_lock(f"history:{board.slug}")):
+            while not stack.enter_context(job_lock(f"history:{board.slug}")):
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"the history of {board.slug} stays locked")
                 time.sleep(0.2)
@@ -226,13 +227,13 @@ def month_replay(*, solves: list[Solve], boards: list[Board]) -> tuple[int, int]
         if day > replayed_from:
             counted += services.solves_import(solves=by_day.get(day, []))
         for board in all_time:
-            activity_services.history_record(board=board, day=day)
+            history_record(board=board, day=day)
     counted += services.solves_import(solves=by_day.get(now_day, []))  # today: beat's to record
     first = now_day - activity_selectors.CHART_DAYS + 1
     for board in boards:
         if not board.spec.is_all_time:
             for day in range(first, now_day):
-                activity_services.history_record(board=board, day=day)
+                history_record(board=board, day=day)
     return counted, now_day - first
 
 

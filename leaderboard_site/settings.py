@@ -287,3 +287,11 @@ LOGGING = {
 ANSWER_WRONG_PER_MINUTE = env_int("ANSWER_WRONG_PER_MINUTE", 10)
 SIGNUP_PER_HOUR = env_int("SIGNUP_PER_HOUR", 5)
 SERVICE_TOKEN_WRITES_PER_SECOND = env_int("SERVICE_TOKEN_WRITES_PER_SECOND", 200)
+
+# Solves one web process records at once (solutions/solve_slots.py): past it a solve is refused
+# before it writes anything (the API's 503 with Retry-After, a message on the answer form), so
+# a burst of solves cannot take every thread and make the pages wait. Below gunicorn's threads
+# (4 a worker): a page always finds a thread.
+SOLVES_CONCURRENT_MAX = env_int("SOLVES_CONCURRENT_MAX", 2)
+if SOLVES_CONCURRENT_MAX < 1:
+    raise ImproperlyConfigured("SOLVES_CONCURRENT_MAX must be 1 or more (solves at once).")

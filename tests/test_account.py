@@ -15,8 +15,8 @@ from django.contrib.auth.models import User
 from django.core import mail
 from django.test import Client
 
-from activity import services as activity_services
 from activity.models import AlertPreferences
+from activity.services.alerts import alerts_check
 from solutions import account_services
 from solutions.models import Programmer
 from tests.activity.conftest import alert_rule, solve_many
@@ -227,11 +227,11 @@ def test_rank_drop_alerts_email_only_a_confirmed_address(
     if follows_the_link:
         client.post(link_in(mail.outbox[0]))
     mail.outbox.clear()
-    activity_services.alerts_check(board=board)  # Alice is #1
+    alerts_check(board=board)  # Alice is #1
     now.shift(dt.timedelta(minutes=30))
     for rival in rivals[:3]:
         solve_many(rival, problems[1:3])
-    report = activity_services.alerts_check(board=board)  # Alice is #4
+    report = alerts_check(board=board)  # Alice is #4
     assert report.notified == 1
     if follows_the_link:
         assert [message.to for message in mail.outbox] == [["alice@example.com"]]

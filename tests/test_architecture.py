@@ -180,3 +180,20 @@ def test_mongo_imports_nothing_from_the_engine():
         if name == f"{CORE}.leaderboard" or name.startswith(f"{CORE}.leaderboard.")
     ]
     assert not offending, "\n".join(offending)
+
+
+MODULE_LINES_MAX = 400  # the project's guideline: past it, a module is split by concern
+SPLIT_BY_CONCERN = (ROOT / CORE / "api", ROOT / "activity")
+
+
+@pytest.mark.parametrize("folder", SPLIT_BY_CONCERN, ids=lambda folder: folder.name)
+def test_no_module_of_the_api_or_of_activity_passes_400_lines(folder):
+    """The API's views and schemas and activity's services were split by concern once they
+    passed the guideline (issue 37); a module that grows past it again is split too."""
+    lengths = {
+        str(path.relative_to(ROOT)): len(path.read_text().splitlines())
+        for path in sorted(folder.rglob("*.py"))
+    }
+    assert lengths, f"no modules found under {folder}"
+    too_long = {name: lines for name, lines in lengths.items() if lines > MODULE_LINES_MAX}
+    assert not too_long, f"modules over {MODULE_LINES_MAX} lines: {too_long}"

@@ -15,7 +15,7 @@ import pytest
 import time_machine
 from django.test import Client
 
-from activity import services as activity_services
+from activity.services.follows import follow_create
 from competitions import services
 from competitions.tasks import archive_finished_competitions_task
 from tests.conftest import NOW
@@ -110,7 +110,7 @@ def test_following_only_lists_the_people_you_follow_and_you_with_their_ranks(
     everybody = logged_in(alice).get(STANDINGS).text
     assert handles(everybody) == ["Alice", "bob", "charlie"]
     assert "Following only</a>" in everybody
-    activity_services.follow_create(user=alice.user, programmer=charlie)
+    follow_create(user=alice.user, programmer=charlie)
     page = logged_in(alice).get(STANDINGS, {"view": "following"}).text
     assert handles(page) == ["Alice", "charlie"]
     ranks = re.findall(r'data-rank="(\d+)"', page)

@@ -20,6 +20,7 @@ from pymongo.errors import PyMongoError
 
 from .. import mongo
 from ..middleware import RETRY_AFTER_SECONDS
+from ..solve_slots import SolvesBusy
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +51,7 @@ ErrorCode = Literal[
     "too_many_attempts",
     "rate_limited",
     "storage_unavailable",
+    "solves_busy",
     "internal_error",
 ]
 ERROR_CODES: frozenset[str] = frozenset(get_args(ErrorCode))
@@ -180,8 +182,8 @@ def _install_django_handlers(api: NinjaAPI) -> None:
 
 
 def _install_server_handlers(api: NinjaAPI) -> None:
-    """Storage faults that pass (503, retry soon: `mongo.is_transient`) and anything
-    unexpected (500)."""
+    """Storage faults that pass (503, retry soon: `mongo.is_transient`), a solve past this
+    process's bound (503, retry soon: `solve_slots`) and anything unexpected (500)."""
 
     @api.exception_handler(PyMongoError)
     def storage_fault(request: HttpRequest, error: PyMongoError) -> HttpResponse:
@@ -193,6 +195,16 @@ def _install_server_handlers(api: NinjaAPI) -> None:
             "storage_unavailable",
             "The storage is unavailable: retry in a few seconds.",
             {"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+
+    @api.exception_handler(SolvesBusy)
+    def busy(request: HttpRequest, error: SolvesBusy) -> HttpResponse:
+        return error_response(
+            503,
+            "solves_busy",
+            f"Too many solves are being recorded just now: nothing was recorded; send it again "
+            f"in {error.retry_after} s (Retry-After), with the same id.",
+            {"Retry-After": str(error.retry_after)},
         )
 
     @api.exception_handler(Exception)

@@ -11,7 +11,10 @@ import pytest
 from django.core import mail
 
 from activity import mongo as activity_mongo
-from activity import selectors, services
+from activity import selectors
+from activity.services import notifications
+from activity.services.alerts import alerts_check
+from activity.services.locks import job_lock
 from activity.tasks import alerts_check_task
 from tests.activity.conftest import alert_rule, follow, opt_in, solve, solve_many
 
@@ -47,10 +50,10 @@ def test_an_alert_fires_once_at_exactly_x_places_within_y_minutes(
     alice_on_top, now, board, alice, rivals
 ):
     opt_in(alice, own=True)
-    assert services.alerts_check(board=board).drops == 0
+    assert alerts_check(board=board).drops == 0
     now.shift(30 * MINUTE)
     overtake(rivals, alice_on_top, 3)
-    report = services.alerts_check(board=board)
+    report = alerts_check(board=board)
     assert (report.drops, report.notified, report.emailed) == (1, 1, 1)
     [notification] = alice_notifications(alice)
     assert notification["text"] == (
@@ -63,17 +66,17 @@ def test_an_alert_fires_once_at_exactly_x_places_within_y_minutes(
     # The drop lasts: later runs find it again, and say nothing more.
     for _ in range(3):
         now.shift(MINUTE)
-        assert services.alerts_check(board=board).notified == 0
+        assert alerts_check(board=board).notified == 0
     assert len(alice_notifications(alice)) == 1
     assert len(mail.outbox) == 1
 
 
 def test_a_drop_of_one_place_fewer_does_not_alert(alice_on_top, now, board, alice, rivals):
     opt_in(alice, own=True)
-    services.alerts_check(board=board)
+    alerts_check(board=board)
     now.shift(30 * MINUTE)
     overtake(rivals, alice_on_top, 2)
-    assert services.alerts_check(board=board).drops == 0
+    assert alerts_check(board=board).drops == 0
     assert alice_notifications(alice) == [] and mail.outbox == []
 
 
@@ -81,30 +84,30 @@ def test_a_drop_spread_over_more_than_the_window_does_not_alert(
     alice_on_top, now, board, alice, rivals
 ):
     opt_in(alice, own=True)
-    services.alerts_check(board=board)  # #1
+    alerts_check(board=board)  # #1
     now.shift(MINUTE)
     overtake(rivals, alice_on_top, 1)
-    services.alerts_check(board=board)  # #2, one minute later
+    alerts_check(board=board)  # #2, one minute later
     now.shift(61 * MINUTE)
     for rival in rivals[1:3]:
         solve_many(rival, alice_on_top[1:3])
     # #4 now: three places below the #1 of 62 minutes ago, but only two below the #2 held
     # throughout the last hour.
-    assert services.alerts_check(board=board).drops == 0
+    assert alerts_check(board=board).drops == 0
     assert alice_notifications(alice) == []
 
 
 def test_programmers_who_did_not_opt_in_or_boards_without_an_enabled_rule_get_nothing(
     alice_on_top, now, board, boards, alice, rivals
 ):
-    services.alerts_check(board=board)
+    alerts_check(board=board)
     now.shift(30 * MINUTE)
     overtake(rivals, alice_on_top, 4)
-    assert services.alerts_check(board=board).watched == 0
+    assert alerts_check(board=board).watched == 0
     opt_in(alice, own=True)
     board.alert_rule.enabled = False
     board.alert_rule.save()
-    assert services.alerts_check(board=board).watched == 0
+    assert alerts_check(board=board).watched == 0
     assert alice_notifications(alice) == [] and mail.outbox == []
 
 
@@ -114,10 +117,10 @@ def test_followers_who_opted_in_are_alerted_about_whom_they_follow(
     follow(bob, alice)
     follow(charlie, alice)
     opt_in(bob, followed=True)  # Charlie follows Alice but did not opt in; nor did Alice.
-    services.alerts_check(board=board)
+    alerts_check(board=board)
     now.shift(10 * MINUTE)
     overtake(rivals, alice_on_top, 3)
-    report = services.alerts_check(board=board)
+    report = alerts_check(board=board)
     assert (report.watched, report.notified) == (1, 1)
     [notification] = selectors.notifications_recent(user=bob.user)
     assert notification["text"].startswith("Alice dropped 3 places on Last 7 days")
@@ -132,10 +135,10 @@ def test_a_task_retried_after_a_crash_sends_no_second_notification(
     opt_in(alice, own=True)
     follow(bob, alice)
     opt_in(bob, followed=True)
-    services.alerts_check(board=board)
+    alerts_check(board=board)
     now.shift(30 * MINUTE)
     overtake(rivals, alice_on_top, 3)
-    real_send_mail = services.send_mail
+    real_send_mail = notifications.send_mail
     calls = []
 
     def mail_server_fails_once(**email):
@@ -144,7 +147,9 @@ def test_a_task_retried_after_a_crash_sends_no_second_notification(
             raise ConnectionError("the mail server hung up")
         return real_send_mail(**email)
 
-    with mock.patch("activity.services.send_mail", side_effect=mail_server_fails_once):
+    with mock.patch(
+        "activity.services.notifications.send_mail", side_effect=mail_server_fails_once
+    ):
         # apply() runs the task here, with its real retry policy (eager retries run at once).
         result = alerts_check_task.apply(args=[board.pk])
     assert result.successful()
@@ -161,14 +166,14 @@ def test_a_task_retried_after_a_crash_sends_no_second_notification(
 
 def test_the_lock_prevents_concurrent_runs_for_one_board(alice_on_top, board, boards, alice):
     opt_in(alice, own=True)
-    with services.job_lock(f"alerts:{board.slug}") as held:
+    with job_lock(f"alerts:{board.slug}") as held:
         assert held
-        assert services.alerts_check(board=board).skipped
+        assert alerts_check(board=board).skipped
         assert activity_mongo.rank_samples().count_documents({}) == 0
         # Other boards are not held up.
         alert_rule(boards["last-30-days"])
-        assert services.alerts_check(board=boards["last-30-days"]).watched == 1
-    assert not services.alerts_check(board=board).skipped
+        assert alerts_check(board=boards["last-30-days"]).watched == 1
+    assert not alerts_check(board=board).skipped
 
 
 def test_of_two_runs_started_together_only_one_takes_the_lock(activity_db, now):
@@ -176,7 +181,7 @@ def test_of_two_runs_started_together_only_one_takes_the_lock(activity_db, now):
 
     def run():
         start.wait()
-        with services.job_lock("alerts:race") as held:
+        with job_lock("alerts:race") as held:
             outcomes.append(held)
             start.wait()  # everybody has tried before the winner lets go
 
@@ -192,11 +197,11 @@ def test_a_crashed_runs_lock_frees_itself_when_it_expires(alice_on_top, now, boa
     opt_in(alice, own=True)
     # A worker took the lock and was killed: nothing released it. Locks are timed by the
     # server's clock, which the pinned clock of this process does not move.
-    dead_worker = services.job_lock(f"alerts:{board.slug}", ttl=dt.timedelta(milliseconds=400))
+    dead_worker = job_lock(f"alerts:{board.slug}", ttl=dt.timedelta(milliseconds=400))
     assert dead_worker.__enter__()
-    assert services.alerts_check(board=board).skipped
+    assert alerts_check(board=board).skipped
     time.sleep(0.5)
-    assert not services.alerts_check(board=board).skipped
+    assert not alerts_check(board=board).skipped
 
 
 def now_plus(delta: dt.timedelta) -> dt.datetime:

@@ -5,7 +5,8 @@ import datetime as dt
 import time_machine
 
 from activity import mongo as activity_mongo
-from activity import selectors, services
+from activity import selectors
+from activity.services.history import history_snapshot
 from solutions import leaderboard
 from solutions import selectors as board_selectors
 from solutions.models import Board
@@ -71,15 +72,15 @@ def test_history_snapshots_record_each_days_final_rank_across_midnight(
     with time_machine.travel(YESTERDAY + dt.timedelta(hours=6), tick=False):
         solve_many(alice, problems[:2])
         solve(bob, problems[0])
-        first = services.history_snapshot(board=board)
+        first = history_snapshot(board=board)
         assert first.days == [*range(TODAY - 30, TODAY - 1), TODAY - 1]  # backfilled, then today
         assert first.documents == 2
         # Nothing changed: the next run has nothing to record.
-        assert services.history_snapshot(board=board).days == []
+        assert history_snapshot(board=board).days == []
         solve(charlie, problems[0])  # late in the day
     with time_machine.travel(NOW.replace(hour=0, minute=5), tick=False):
         solve_many(bob, problems[1:3])
-        report = services.history_snapshot(board=board)
+        report = history_snapshot(board=board)
         assert report.days == [TODAY - 1, TODAY]  # yesterday's final board, and today's
         chart = selectors.rank_history(board=board, programmer=alice, days=3)
     assert chart == [
@@ -100,7 +101,7 @@ def test_all_time_arrows_come_from_the_recorded_history(
     with time_machine.travel(YESTERDAY, tick=False):
         solve_many(alice, problems[:2])
         solve(bob, problems[0])
-        services.history_snapshot(board=board)
+        history_snapshot(board=board)
     assert moves_on(board) == [("Alice", 1, "same", 0), ("bob", 2, "same", 0)]
     solve_many(bob, problems[1:3])
     solve(charlie, problems[0])

@@ -11,8 +11,10 @@ import time_machine
 from django.test import Client
 
 from activity import mongo as activity_mongo
-from activity import selectors, services
+from activity import selectors
 from activity.models import AlertPreferences, AlertRule, Follow
+from activity.services.alerts import alerts_check
+from activity.services.history import history_snapshot
 from solutions import live
 from tests.activity.conftest import alert_rule, follow, opt_in, solve, solve_many
 from tests.conftest import NOW
@@ -163,11 +165,11 @@ def test_the_bell_counts_unread_notifications_and_the_page_marks_them_read(
     solve_many(alice, problems[:2])
     for rival in rivals:
         solve(rival, problems[0])
-    services.alerts_check(board=board)
+    alerts_check(board=board)
     now.shift(dt.timedelta(minutes=5))
     for rival in rivals[:3]:
         solve_many(rival, problems[1:3])
-    services.alerts_check(board=board)
+    alerts_check(board=board)
     client = signed_in(alice)
     header = client.get("/problems/").text
     assert re.search(r'class="bell unread".*?<span class="count">1</span>', header, re.S)
@@ -198,7 +200,7 @@ def test_the_profile_charts_rank_history_and_forecast_for_each_board(
 ):
     with time_machine.travel(NOW - dt.timedelta(days=2), tick=False):
         solve(alice, problems[0])
-    services.history_snapshot(board=boards["last-7-days"])
+    history_snapshot(board=boards["last-7-days"])
     text = Client().get("/u/Alice/").text
     assert text.count('<svg class="chart"') == 5  # rank on 3 boards, forecast on 2
     assert "Rank on Last 7 days, last 30 days" in text and "Forecast on Last 7 days" in text

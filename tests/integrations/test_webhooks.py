@@ -19,7 +19,8 @@ import threading
 import pytest
 from django.test import Client
 
-from activity import services as activity_services
+from activity.services.alerts import alerts_check
+from activity.services.follows import alert_preferences_save
 from competitions import services as competition_services
 from integrations import messages, services, tasks
 from integrations.models import Delivery, Webhook
@@ -300,17 +301,17 @@ def test_a_rank_drop_is_posted_only_for_a_programmer_who_shares_it(
     for rival in rivals:
         solve(rival, problems[0])
     opt_in(bob, own=True)  # alerted by email, not shared
-    activity_services.alert_preferences_save(
+    alert_preferences_save(
         user=alice.user, my_rank_drops=False, followed_rank_drops=False, share_rank_drops=True
     )
-    activity_services.alerts_check(board=board)
+    alerts_check(board=board)
     now.shift(30 * MINUTE)
     for rival in rivals:
         solve_many(rival, problems[1:4])
 
     with django_capture_on_commit_callbacks(execute=True):
-        activity_services.alerts_check(board=board)
-        activity_services.alerts_check(board=board)  # the same drop, found again
+        alerts_check(board=board)
+        alerts_check(board=board)  # the same drop, found again
 
     [request] = receiver.requests
     assert json.loads(request["body"])["text"] == (

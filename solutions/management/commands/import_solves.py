@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from solutions import idempotency, mongo, services
 from solutions.api.parser import refuse_constant
-from solutions.api.schemas import SolveRequest
+from solutions.api.schemas.reports import SolveRequest
 from solutions.leaderboard import rebuild
 
 BATCH = 5_000
