@@ -7,6 +7,9 @@ each operation `--repeat` times, in process and through HTTP, and prints one Mar
 the sizes side by side: commands, documents examined, bytes sent and received, the CPU of the
 MongoDB server's process and of the bench's own an operation, median and p95. The server's CPU
 is known for the embedded server the bench starts, or with `--server-pid`; "—" otherwise.
+Last at each size, the first solve after a few midnights (the clock moved on a day each time)
+with the day change it brings, and the first page read after it. Without a best-score board
+among the site's, one of the bench's own is measured (a score reported, a score range).
 With `--structure` it measures the order structure alone instead, in memory, at sizes no
 database here could be seeded with (`solutions.bench.structure`: 1M, 25M and 100M members).
 """
