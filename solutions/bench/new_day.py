@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import time_machine
 from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -91,6 +90,8 @@ def new_day_measures(
 ) -> Iterator[Measure]:
     """The first solve of each of `repeat` new days (and one more to warm up) with the day
     change it brings, and the first page read after it."""
+    import time_machine  # a development dependency (as the embedded server): only for these rows
+
     solve, page = _Runs(), _Runs()
     moved: list[int] = []
     today = services.today()
