@@ -149,7 +149,7 @@ def test_a_new_days_first_page_costs_what_any_page_does_and_its_change_is_the_da
         # fold of its journal, the roots copied from the day before (everybody's and each
         # group's, in bulk), and the programmers moved, a journal write each PREP_CHUNK.
         assert solve.commands > rows["solve (3 boards)"].commands
-        moved = int(re.search(r"each moving ([\d,]+)", solve.note).group(1).replace(",", ""))
+        moved = int(re.search(r"moving ([\d,]+)", solve.note).group(1).replace(",", ""))
         assert moved > 0
     small = by_size(measured, 200, (IN_PROCESS,))[NEW_DAY_SOLVE]
     large = by_size(measured, 2000, (IN_PROCESS,))[NEW_DAY_SOLVE]

@@ -111,11 +111,11 @@ def new_day_measures(
             page.run(counter, first_page, timed=attempt >= 0)
         if attempt >= 0:
             moved.append(due)
-    days = f"{repeat} new day{'s' if repeat > 1 else ''}"
+    days = f"{repeat} new days, each" if repeat > 1 else "1 new day,"
     moves = f"{min(moved):,}" if min(moved) == max(moved) else f"{min(moved):,} to {max(moved):,}"
-    note = f"{days}, each moving {moves} programmers (summed over its {len(boards)} boards)"
+    note = f"{days} moving {moves} programmers (summed over its {len(boards)} boards)"
     yield solve.measure(size, NEW_DAY_SOLVE, note)
-    yield page.measure(size, NEW_DAY_PAGE, f"{days}, read after the day's first solve")
+    yield page.measure(size, NEW_DAY_PAGE, f"{days} read after the day's first solve")
 
 
 def programmers_moved(boards: list[Board], day: int) -> int:
