@@ -10,10 +10,14 @@ operation, and prints one Markdown table with the sizes side by side, so what is
 Its parts, one module each:
 - `counting`: the command listener (commands, bytes each way, the finds to explain) and
   `measure`, which every row goes through.
-- `seed`: the MongoDB server to measure, the scratch database and the seeded boards.
+- `cpu`: the CPU an operation takes, the MongoDB server's process and the bench's own.
+- `seed`: the MongoDB server to measure, the scratch database, the seeded boards and logs (and a
+  best-score board of the bench's own when the site has none).
 - `in_process`: selectors and services called directly: the engine's own cost.
 - `web`: the site served over HTTP from a thread of the bench, and the requests users make.
 - `ingest`: solves posted through gunicorn from 8 clients at once (`--ingest`).
+- `new_day`: the first solve after each of a few midnights, with the day change it brings, and
+  the first page read after it (the clock moved on, last at each size).
 - `on_redis`: the same reads and a forward-dated solve on Redis sorted sets (`--redis`).
 - `report`: the table and what is not the same at every size.
 - `run`: the sizes one after another.

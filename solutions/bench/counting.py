@@ -29,6 +29,8 @@ from pymongo import monitoring
 
 from solutions import mongo
 
+from .cpu import CpuReading
+
 # How each row was measured, as the table says it.
 IN_PROCESS = "in process"
 HTTP_UNCACHED = "HTTP, cache cleared"
@@ -51,9 +53,11 @@ class Tally:
 class CommandCounter(monitoring.CommandListener):
     """Counts commands and their bytes while `counting` (pymongo calls it for every command it
     starts and every reply); idle otherwise, as seeding a board sends hundreds of megabytes
-    nobody needs counted. Keeps the finds, so that the server can say what they examined."""
+    nobody needs counted. Keeps the finds, so that the server can say what they examined.
+    `server_pid` is the server's process when the bench knows it, for its CPU (see `cpu`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, server_pid: int | None = None) -> None:
+        self.server_pid = server_pid
         self.tally = Tally()
         self._active = False
         self._lock = threading.Lock()  # the web server's thread reports here too
@@ -105,6 +109,8 @@ class Measure:
     examined: int | None = None  # documents the finds examined (the server's explain)
     redis: float | None = None  # the same operation on Redis sorted sets, median milliseconds
     note: str = ""  # how a mean was taken (how many runs, how many folds among them)
+    server_cpu: float | None = None  # the MongoDB server's CPU ms an operation (None: unknown)
+    django_cpu: float | None = None  # the bench process's CPU ms an operation (site and driver)
 
     @property
     def commands(self) -> float:
@@ -146,9 +152,13 @@ def measure(
 ) -> Measure:
     """Run `operation` once to warm up, then `repeat` times, each after `before` (not timed: a
     cache cleared); its commands, bytes and SQL queries are those of the last run (the same in
-    every run but the warm-up, which fills the caches a process keeps)."""
+    every run but the warm-up, which fills the caches a process keeps), its CPU the mean of the
+    timed runs (`before` included: a cache cleared costs the server nothing)."""
     times: list[float] = []
+    cpu_start = None
     for attempt in range(-1, repeat):
+        if attempt == 0:
+            cpu_start = CpuReading.now(counter.server_pid)
         if before is not None:
             before()
         with CaptureQueriesContext(connection) as captured, counter.counting() as tally:
@@ -158,10 +168,24 @@ def measure(
         queries = len(captured)
         if attempt >= 0:
             times.append(elapsed)
+    assert cpu_start is not None  # repeat >= 1
+    server_cpu, django_cpu = cpu_start.per_operation(CpuReading.now(counter.server_pid), repeat)
     median, p95 = _median_and_p95(times)
     names = dict(tally.names) | ({"sql": queries} if queries else {})
     examined = documents_examined(tally.finds)
-    return Measure(programmers, name, how, names, tally.sent, tally.received, median, p95, examined)
+    return Measure(
+        programmers,
+        name,
+        how,
+        names,
+        tally.sent,
+        tally.received,
+        median,
+        p95,
+        examined,
+        server_cpu=server_cpu,
+        django_cpu=django_cpu,
+    )
 
 
 def _median_and_p95(times: list[float]) -> tuple[float, float]:

@@ -22,6 +22,7 @@ from solutions.leaderboard import journals
 from solutions.models import Board, Problem, Programmer
 
 from .counting import IN_PROCESS, CommandCounter, Measure, measure
+from .cpu import CpuReading
 from .seed import SOLVED_BY_ALL
 
 
@@ -45,6 +46,7 @@ def bench_operations(
         another = others[(attempt + 1) % len(others)]
         services.solve_record(programmer=another, problem=problem, solved_at=timezone.now())
 
+    counting_solves = [b for b in boards if not b.is_best]  # a best-score board counts scores
     return {
         **_streak_operations(boards, programmer),
         "page 1": lambda _: selectors.board_page(board=board, page=1),
@@ -68,9 +70,31 @@ def bench_operations(
             problem=Problem(slug=SOLVED_BY_ALL), page=max(1, math.ceil(standing.total / 100))
         ),
         "countries ranked": lambda _: selectors.group_ranklist(board=board, kind="country"),
-        f"solve ({len(boards)} boards)": solve,
+        f"solve ({len(counting_solves)} boards)": solve,
         "solve, another each time": solve_by_another,
+        **_best_operations(boards, programmer),
     }
+
+
+SCORE_REPORTED = "a score reported (best-score board)"
+
+
+def _best_operations(
+    boards: list[Board], programmer: Programmer
+) -> dict[str, Callable[[int], object]]:
+    """A judge's scored report (a new problem every time, a score the middle of the seed's) when
+    a best-score board is measured (`seed.best_board`): it counts on the best-score boards
+    alone, as a solve counts on the others."""
+    if not any(board.is_best for board in boards):
+        return {}
+
+    def report(attempt: int) -> None:
+        problem = Problem(slug=f"bench-score-{attempt + 1}", points=50)
+        services.score_record(
+            programmer=programmer, problem=problem, solved_at=timezone.now(), score=500
+        )
+
+    return {SCORE_REPORTED: report}
 
 
 def _streak_operations(
@@ -128,13 +152,19 @@ def mean_with_folds(
     sent = received = solves = 0
     times: list[float] = []
     first = _epochs(boards)
+    server_cpu: float | None = 0.0
+    django_cpu = 0.0
     while solves < MOST_SOLVES and max(_folds_since(first, boards).values(), default=0) < folds:
         another = others[solves % len(others)]
         problem = Problem(slug=f"bench-folds-{solves // len(others)}", points=50)
         with counter.counting() as tally:
+            cpu_start = CpuReading.now(counter.server_pid)  # the solve's alone, not the epochs'
             started = time.perf_counter()
             services.solve_record(programmer=another, problem=problem, solved_at=timezone.now())
             times.append((time.perf_counter() - started) * 1000)
+            server, own = cpu_start.per_operation(CpuReading.now(counter.server_pid), 1)
+        server_cpu = None if server is None or server_cpu is None else server_cpu + server
+        django_cpu += own
         names.update(tally.names)
         sent, received, solves = sent + tally.sent, received + tally.received, solves + 1
     done = _folds_since(first, boards)
@@ -150,6 +180,8 @@ def mean_with_folds(
         times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)],
         note=f"{solves} solves, {min(done.values(), default=0)} to {max(done.values(), default=0)}"
         " folds a board",
+        server_cpu=None if server_cpu is None else server_cpu / solves,
+        django_cpu=django_cpu / solves,
     )
 
 

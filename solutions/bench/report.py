@@ -3,7 +3,9 @@
 Why a module of its own: the table is what the bench is for. What the design promises, the same
 commands and the same bytes (±10%) at every size and medians within 1.3× of the smallest size's,
 must show at a glance: a cell holds one figure when it is the same at every size, the figures of
-each size otherwise, and anything past those bounds is in bold.
+each size otherwise, and anything past those bounds is in bold. The CPU an operation takes,
+the MongoDB server's and the bench's own ("Django CPU"), is given for each size, never in bold:
+it follows the machine, like the times.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from .counting import Measure
 INGEST = "ingest (solves/s)"  # not a row of the table: a rate, said after it
 BYTES_TOLERANCE = 0.10  # bytes within ±10% of the smallest size's count as the same
 MEDIAN_RATIO = 1.3  # a median within 1.3× of the smallest size's counts as flat
+SERVER_CPU = "server CPU ms"  # the MongoDB server's process, an operation (see `cpu`)
+DJANGO_CPU = "Django CPU ms"  # the bench's process: the site, the driver, the engine
 
 
 def progress_line(result: Measure) -> str:
@@ -25,8 +29,14 @@ def progress_line(result: Measure) -> str:
         f"· {result.programmers:>10,}  {result.operation:<36}{result.how:<21}"
         f"{result.commands:>3} commands{kilobytes(result.sent):>8} KB sent"
         f"{kilobytes(result.received):>8} KB received{result.median:>9.1f} ms"
-        f" (p95 {result.p95:.1f})"
+        f" (p95 {result.p95:.1f}), CPU {cpu(result.server_cpu)} server,"
+        f" {cpu(result.django_cpu)} Django"
     )
+
+
+def cpu(milliseconds: float | None) -> str:
+    """CPU milliseconds an operation, "—" when unknown (a server whose process is not known)."""
+    return "—" if milliseconds is None else f"{milliseconds:.1f}"
 
 
 def kilobytes(count: int) -> str:
@@ -63,6 +73,8 @@ def _row(name: str, by_size: dict[int, Measure], sizes: list[int], redis: bool) 
         _cell(
             [kilobytes(m.received) for m in measures], bytes_flat([m.received for m in measures])
         ),
+        _cell([cpu(m.server_cpu) for m in measures], flat=True),
+        _cell([cpu(m.django_cpu) for m in measures], flat=True),
         *[f"{by_size[size].median:.1f}" if size in by_size else "—" for size in sizes],
         *[f"{by_size[size].p95:.1f}" if size in by_size else "—" for size in sizes],
     ]
@@ -82,6 +94,7 @@ def table(results: list[Measure]) -> list[str]:
     sizes = sorted({size for by_size in rows.values() for size in by_size})
     redis = any(result.redis is not None for result in results)
     heading = ["operation", "measured", "commands", "documents examined", "sent KB", "received KB"]
+    heading += [SERVER_CPU, DJANGO_CPU]
     heading += [f"median ms at {size:,}" for size in sizes]
     heading += [f"p95 ms at {size:,}" for size in sizes]
     heading += ["×"] if len(sizes) > 1 else []
@@ -100,7 +113,11 @@ def table(results: list[Measure]) -> list[str]:
         )
     lines.append(
         "Bytes: the BSON the site sent to MongoDB and got back (KB of 1,024). "
-        '"HTTP, cache cleared": Django\'s cache is cleared before each timed request.'
+        '"HTTP, cache cleared": Django\'s cache is cleared before each timed request. '
+        f"{SERVER_CPU}: the MongoDB server process's user and system CPU an operation, over "
+        "the timed runs (— when its process is not known); "
+        f"{DJANGO_CPU}: the bench process's (the site served from one of its threads, the "
+        "driver, the engine)."
     )
     ingest = [result for result in results if result.operation == INGEST]
     if ingest:

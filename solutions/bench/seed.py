@@ -5,7 +5,13 @@ Why a module of its own: every size starts the same way, on a database nobody el
 them, and the in-process and HTTP measures then read the same seeded boards.
 
 The server is ``--uri``, else MONGODB_URI when it answers; otherwise a throwaway embedded server
-(SecantusDB's ``secantusd-py``, its data in a scratch directory) is started for the run.
+(SecantusDB's ``secantusd-py``, its data in a scratch directory) is started for the run, and its
+process is known (for its CPU, see `cpu`).
+
+The seeded solves are logged too (in `solves`, as an import logs them): a new day's orders are
+made from the day before by moving the programmers who solved on the day leaving the window,
+found in the log (`new_day`). Without a best-score board among the site's, the bench measures
+one of its own (`best_board`), seeded from scored reports logged in `scores`.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import math
 import random
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -23,8 +30,9 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 from pymongo import MongoClient
 
-from solutions import mongo, selectors, services, solvers
+from solutions import leaderboard, mongo, selectors, services, solvers
 from solutions.leaderboard import rebuild
+from solutions.leaderboard.entries import from_solves
 from solutions.models import Board, Programmer
 from tools import embedded_mongo
 
@@ -37,18 +45,29 @@ ORGANIZATION_SIZE = 20  # programmers of one organization, on average
 # programmer's entries.
 SEED_IDS = 10**12
 SOLVED_BY_ALL = "bench-solved"  # a problem every seeded programmer solved, for its solvers' pages
+BEST_BOARD = "bench-best-scores"  # the bench's own best-score board, when the site has none
+SCORE_PROBLEMS = 3  # the scored problems each programmer of the best-score board reported on
+
+
+@dataclass(frozen=True)
+class Server:
+    """The MongoDB server measured: its URI, and its process when known (for its CPU)."""
+
+    uri: str
+    pid: int | None
 
 
 @contextlib.contextmanager
-def mongodb_server(uri: str | None) -> Iterator[str]:
-    """The server to measure: `uri`, else MONGODB_URI if it answers, else an embedded one."""
+def mongodb_server(uri: str | None, pid: int | None = None) -> Iterator[Server]:
+    """The server to measure: `uri` (its process `pid`, if given), else MONGODB_URI if it
+    answers (its process unknown), else an embedded one started for the run."""
     if uri:
         if not embedded_mongo.answers(uri, timeout_ms=1500):
             raise CommandError(f"No MongoDB server answers at {uri}.")
-        yield uri
+        yield Server(uri, pid)
         return
     if embedded_mongo.answers(settings.MONGODB_URI, timeout_ms=1500):
-        yield settings.MONGODB_URI
+        yield Server(settings.MONGODB_URI, pid)
         return
     # On disk, in a scratch directory: the in-memory storage is capped by the server's cache and
     # fails with InternalError somewhere past ten thousand programmers.
@@ -59,7 +78,32 @@ def mongodb_server(uri: str | None) -> Iterator[str]:
             message = f"No MongoDB answers and the embedded one did not start: {error}"
             raise CommandError(message) from error
         with server:
-            yield server.uri
+            yield Server(server.uri, server.process.pid)
+
+
+@contextlib.contextmanager
+def best_board(boards: list[Board]) -> Iterator[list[Board]]:
+    """The boards to measure: the site's, and a best-score board of the bench's own (the last
+    7 days' sum of best scores, saved in SQL while the block runs) when the site has none."""
+    boards = [board for board in boards if board.slug != BEST_BOARD]  # one a killed run left
+    if any(board.is_best for board in boards):
+        Board.objects.filter(slug=BEST_BOARD).delete()
+        yield boards
+        return
+    board, _ = Board.objects.get_or_create(
+        slug=BEST_BOARD,
+        defaults={
+            "title": "Best scores (bench)",
+            "window": "rolling",
+            "window_days": 7,
+            "metric": Board.BEST,
+            "position": 99,
+        },
+    )
+    try:
+        yield [*boards, board]
+    finally:
+        board.delete()
 
 
 @contextlib.contextmanager
@@ -140,20 +184,96 @@ def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Pr
         ]
         for programmer in programmers
     }
+    scores = _scores_of(solves, rng) if any(board.is_best for board in boards) else {}
     for board in boards:
         computed = (
-            (
-                services.entry_from_solves(board, programmer, solves[programmer.pk], now_day),
-                [s["_id"] for s in solves[programmer.pk]],
-            )
+            _entry_of(board, programmer, solves[programmer.pk], scores, now_day)
             for programmer in programmers
         )
         rebuild.board_rebuild(board.slug, board.spec, computed, now_day, dry_run=False)
     _solvers_seed(programmers, solves)
+    _logs_write(solves, scores)
     # Measured on a server that has written the seed out (`fsync`: a checkpoint), so that the
     # writing of gigabytes at a million does not fall inside the first measures.
     mongo.get_db().client.admin.command("fsync")
     return programmers
+
+
+def _scores_of(solves: dict[int, list[dict]], rng: random.Random) -> dict[int, list[dict]]:
+    """Each programmer's scored reports: one (0 to 1,000) at each of their first
+    SCORE_PROBLEMS solves' times, on a problem of its own."""
+    return {
+        pid: [
+            {
+                "_id": f"{solve['_id']}-score",
+                "problem": f"bench-scored-{n}",
+                "score": rng.randrange(1001),
+                "solved_at": solve["solved_at"],
+            }
+            for n, solve in enumerate(theirs[:SCORE_PROBLEMS])
+        ]
+        for pid, theirs in solves.items()
+    }
+
+
+def _entry_of(
+    board: Board,
+    programmer: Programmer,
+    solves: list[dict],
+    scores: dict[int, list[dict]],
+    now_day: int,
+) -> tuple[dict | None, list[str]]:
+    """A board's entry for a seeded programmer and the ids it counts: from their solves, or on
+    a best-score board from their scored reports."""
+    if not board.is_best:
+        entry = services.entry_from_solves(board, programmer, solves, now_day)
+        return entry, [s["_id"] for s in solves]
+    reports = [
+        leaderboard.Report(
+            s["problem"],
+            services.solve_day(s["solved_at"]),
+            board.value_of_score(s["score"]),
+            s["solved_at"],
+        )
+        for s in scores[programmer.pk]
+    ]
+    who = from_solves.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
+    entry = from_solves.entry_from_reports(board.spec, who, reports, now_day)
+    return entry, [s["_id"] for s in scores[programmer.pk]]
+
+
+def _logs_write(solves: dict[int, list[dict]], scores: dict[int, list[dict]]) -> None:
+    """The seeded solves in the `solves` log and the reports in `scores`, applied, as an import
+    leaves them (the last solve of each is SOLVED_BY_ALL, in its count; the others are in none)."""
+    logged_at = timezone.now()
+    batch: list[dict] = []
+    for pid, theirs in solves.items():
+        for n, solve in enumerate(theirs):
+            last = n == len(theirs) - 1
+            batch.append(
+                {
+                    **solve,
+                    "programmer_id": pid,
+                    "problem": SOLVED_BY_ALL if last else f"bench-seed-{n}",
+                    "applied": True,
+                    "problem_counted": last,
+                    "request": solve["_id"],
+                    "logged_at": logged_at,
+                }
+            )
+        if len(batch) >= 10_000:
+            mongo.solves().insert_many(batch, ordered=False)
+            batch = []
+    if batch:
+        mongo.solves().insert_many(batch, ordered=False)
+    reports = [
+        {**report, "programmer_id": pid, "applied": True, "request": report["_id"]}
+        | {"logged_at": logged_at}
+        for pid, theirs in scores.items()
+        for report in theirs
+    ]
+    for start in range(0, len(reports), 10_000):
+        mongo.scores().insert_many(reports[start : start + 10_000], ordered=False)
 
 
 def programmer_in_the_middle(*, board: Board, programmers: list[Programmer]) -> Programmer:

@@ -115,12 +115,22 @@ class Visitor:
             raise CommandError(f"{message}: {error.read()[:300]!r}") from error
 
 
+SCORE_RANGE = "score range (API)"
+SCORE_RANGE_QUERY = "min=1000&max=1500"  # sums of one to three best scores of 0 to 1,000
+
+
 def web_operations(
-    visitor: Visitor, *, board: Board, programmer: Programmer, token: str
+    visitor: Visitor,
+    *,
+    board: Board,
+    programmer: Programmer,
+    token: str,
+    best: Board | None = None,
 ) -> list[tuple[str, str, Callable[[int], object]]]:
     """(name, how it is measured, the request) of what users call most: a board's pages, a
     programmer's standing with neighbours and forecast, a profile, the groups ranked, a search,
-    and a judge's solve (a new problem each time, by the programmer in the middle)."""
+    a judge's solve (a new problem each time, by the programmer in the middle), and on the
+    best-score board `best` who scores in a range."""
     pages = selectors.board_page(board=board, page=1).pages
     organizations = selectors.group_ranklist(board=board, kind="org").pages
     api, page = f"/api/v1/boards/{board.slug}", f"/leaderboard/{board.slug}/"
@@ -139,7 +149,7 @@ def web_operations(
         }
         visitor.post("/api/v1/solves", body, token=token)
 
-    return [
+    operations = [
         ("board page 1 (API)", HTTP_UNCACHED, get(api)),
         ("board page 1 (page)", HTTP_UNCACHED, get(page)),
         ("board page 1 (page, cached)", HTTP_CACHED, get(page)),
@@ -166,6 +176,10 @@ def web_operations(
         ),
         ("solve (API)", HTTP_UNCACHED, solve),
     ]
+    if best is not None:
+        scores = f"/api/v1/boards/{best.slug}/scores?{SCORE_RANGE_QUERY}"
+        operations.append((SCORE_RANGE, HTTP_UNCACHED, get(scores)))
+    return operations
 
 
 def web_measures(
@@ -175,11 +189,13 @@ def web_measures(
     programmers: list[Programmer],
     middle: Programmer,
     repeat: int,
+    best: Board | None = None,
 ) -> Iterator[Measure]:
-    """Each request measured through HTTP on the seeded board, as it is done."""
+    """Each request measured through HTTP on the seeded board (and the best-score board
+    `best`), as it is done."""
     with programmers_saved(programmers) as token, site_served() as base:
         visitor = Visitor(base)
-        operations = web_operations(visitor, board=board, programmer=middle, token=token)
+        operations = web_operations(visitor, board=board, programmer=middle, token=token, best=best)
         for name, how, operation in operations:
             before = cache.clear if how == HTTP_UNCACHED else None
             yield measure(

@@ -4,7 +4,12 @@ Why it exists: the design promises that every read and every solve costs the sam
 programmers as at a million, in MongoDB commands and in bytes, through HTTP as users call it.
 For each size this seeds a scratch database (``<MONGODB_DB>_bench``, dropped afterwards), runs
 each operation `--repeat` times, in process and through HTTP, and prints one Markdown table with
-the sizes side by side: commands, documents examined, bytes sent and received, median and p95.
+the sizes side by side: commands, documents examined, bytes sent and received, the CPU of the
+MongoDB server's process and of the bench's own an operation, median and p95. The server's CPU
+is known for the embedded server the bench starts, or with `--server-pid`; "—" otherwise.
+Last at each size, the first solve after a few midnights (the clock moved on a day each time)
+with the day change it brings, and the first page read after it. Without a best-score board
+among the site's, one of the bench's own is measured (a score reported, a score range).
 With `--structure` it measures the order structure alone instead, in memory, at sizes no
 database here could be seeded with (`solutions.bench.structure`: 1M, 25M and 100M members).
 """
@@ -38,6 +43,12 @@ class Command(BaseCommand):
             "--structure: 1000000,25000000,100000000).",
         )
         parser.add_argument("--uri", help="The MongoDB server (default: MONGODB_URI or embedded).")
+        parser.add_argument(
+            "--server-pid",
+            type=int,
+            help="The process id of the MongoDB server at --uri or MONGODB_URI, on this machine, "
+            "to read its CPU (known already for the embedded server the bench starts).",
+        )
         parser.add_argument("--repeat", type=int, default=20, help="Timed runs per operation.")
         parser.add_argument("--redis", help="Also run the operations on Redis at this URL.")
         parser.add_argument(
@@ -69,12 +80,13 @@ class Command(BaseCommand):
             rows = structure.structure_bench(sorted(set(sizes)), repeat)
             self.stdout.write(structure.structure_table(rows))
             return
-        with mongodb_server(uri) as server:
+        with mongodb_server(uri, options["server_pid"]) as server:
             self.stdout.write(
-                f"Measuring on {server} (scratch database {settings.MONGODB_DB}_bench)"
+                f"Measuring on {server.uri} (scratch database {settings.MONGODB_DB}_bench)"
             )
             results = bench_run(
-                uri=server,
+                uri=server.uri,
+                server_pid=server.pid,
                 sizes=sorted(set(sizes)),
                 repeat=repeat,
                 report=lambda line: self.stdout.write(self.style.NOTICE(line)),
