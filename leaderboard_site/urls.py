@@ -5,7 +5,7 @@ from . import api
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("", include("solutions.account_urls")),  # before Django's: it answers some of its paths
+    path("", include("accounts.urls")),  # before Django's: it answers some of its paths
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", api.urls()),
     path("competitions/", include("competitions.urls")),

@@ -15,9 +15,9 @@ from django.contrib.auth.models import User
 from django.core import mail
 from django.test import Client
 
+from accounts import services as account_services
 from activity import services as activity_services
 from activity.models import AlertPreferences
-from solutions import account_services
 from solutions.models import Programmer
 from tests.activity.conftest import alert_rule, solve_many
 from tests.conftest import NOW, make_programmer

@@ -27,7 +27,8 @@ from django_countries.fields import Country
 from pymongo import MongoClient
 from pymongo.errors import AutoReconnect
 
-from solutions import account_services, leaderboard, mongo, services
+from accounts import services as account_services
+from solutions import leaderboard, mongo, services
 from solutions.leaderboard import groups, journals, orders, sets
 from solutions.models import Board, Problem, Programmer
 from tests.commands import CommandLog

@@ -9,8 +9,9 @@ from html.parser import HTMLParser
 import pytest
 from django.test import Client
 
+from accounts import services as account_services
 from competitions import services as competition_services
-from solutions import account_services, leaderboard, mongo, services
+from solutions import leaderboard, mongo, services
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
 

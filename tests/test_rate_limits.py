@@ -15,8 +15,9 @@ from django.contrib.auth.models import User
 from django.core import mail
 from django.test import Client
 
+from accounts import services as account_services
 from competitions import services as competition_services
-from solutions import account_services, limits, mongo, selectors, services, tokens
+from solutions import limits, mongo, selectors, services, tokens
 from solutions.models import Board
 from tests.conftest import NOW
 from tools.embedded_mongo import free_port
