@@ -17,9 +17,9 @@ from django_countries.fields import Country
 from pymongo import DESCENDING
 
 from . import cards, holds, leaderboard, mongo, solvers
+from .clock import today
 from .leaderboard import days_kept, entries, groups, orders, reading, sets, streaks
 from .models import Board, Problem, Programmer, handle_key
-from .services import today
 
 PAGE_SIZE = 25
 # Every page lists the visible boards (its tabs, its ETag), which change only when staff edit a

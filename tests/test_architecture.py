@@ -110,21 +110,67 @@ def test_no_module_of_solutions_imports_the_apps_above_it(module):
     assert not offending, "solutions must not depend on the apps above it:\n" + "\n".join(offending)
 
 
+APPS = ("solutions", "accounts", "competitions", "activity", "integrations")
+
+
+def selector_modules() -> list[tuple[Path, str]]:
+    """(path, module) of every read module of the apps: `selectors.py`, or each module of a
+    `selectors` package."""
+    found = []
+    for app in APPS:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if "selectors" in parts:
+                found.append((path, ".".join(parts)))
+    return found
+
+
+def imports_a_write_module(name: str) -> bool:
+    return "services" in name.split(".")
+
+
+def test_the_write_detector_sees_services_however_imported():
+    source = (
+        "from .services import today\n"
+        "from solutions import services\n"
+        "def late():\n"
+        "    import competitions.services.standings\n"
+        "from . import selectors, clock\n"
+    )
+    names = [name for _, name in imported_names(source, "activity.selectors")]
+    assert [name for name in names if imports_a_write_module(name)] == [
+        "activity.services.today",
+        "solutions.services",
+        "competitions.services.standings",
+    ]
+
+
+@pytest.mark.parametrize(
+    "path, module", selector_modules(), ids=[module for _, module in selector_modules()]
+)
+def test_reads_never_import_writes(path, module):
+    """A selector reads; it never imports a `services` module, not even for a helper such as
+    today's date (`solutions.clock` holds it), so reading cannot set off a write."""
+    offending = [
+        f"{path.relative_to(ROOT)}:{line} imports {name}"
+        for line, name in imported_names(path.read_text(), module)
+        if imports_a_write_module(name)
+    ]
+    assert not offending, "\n".join(offending)
+
+
+def test_the_read_modules_are_found():
+    modules = {module for _, module in selector_modules()}
+    assert {"solutions.selectors", "activity.selectors", "competitions.selectors"} <= modules
+
+
 WRITES = ("insert", "update", "replace", "bulk_write", "find_one_and", "delete")
 
 
 def site_modules() -> list[Path]:
     return sorted(
         path
-        for app in (
-            "solutions",
-            "accounts",
-            "competitions",
-            "activity",
-            "integrations",
-            "demo",
-            "leaderboard_site",
-        )
+        for app in (*APPS, "demo", "leaderboard_site")
         for path in (ROOT / app).rglob("*.py")
         if "migrations" not in path.parts
     )
