@@ -43,6 +43,27 @@ def streak_boards_left_out(sender, using, **kwargs) -> None:
 post_migrate.connect(streak_boards_left_out, dispatch_uid="tests-streak-boards-left-out")
 
 
+# Markers given by module (and, for the browser, by fixture), so no test file has to say what it
+# is, and `pytest -m "not slow and not browser and not hunt"` is the quick loop.
+BROWSER_MODULES = {"test_browser", "test_browser_pages", "test_browser_ui"}
+BROWSER_FIXTURES = {"browser", "new_tab", "chromium"}  # Chromium driven through Playwright
+HUNT_MODULES = {  # random faults, interleavings and inputs, many seeds or examples each
+    "test_crash_anywhere",
+    "test_stale_applier",
+    "test_api_fuzz",
+    "test_forms_fuzz",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.stem
+        if module in BROWSER_MODULES or BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+        if module in HUNT_MODULES:
+            item.add_marker(pytest.mark.hunt)
+
+
 @pytest.fixture
 def streak_boards(mongodb) -> dict[str, Board]:
     """The two streak boards, as the migrations seed them on a site: "Current streak" and
