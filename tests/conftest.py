@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import random
+from collections.abc import Iterator
 
 import mongomock
 import pytest
@@ -20,6 +21,7 @@ from pymongo import InsertOne, MongoClient
 from solutions import mongo, services
 from solutions.leaderboard import WEEK, lease
 from solutions.models import Board, Problem
+from tests.support.commands import CommandLog
 from tools.embedded_mongo import EmbeddedServer
 
 # A fixed "now" for everything about days: 2020-01-19 12:00 UTC is epoch day 18280.
@@ -104,6 +106,16 @@ def mongodb(embedded_server, settings, db):
     mongo.indexes_ensure()
     yield client[settings.MONGODB_DB]
     mongo.set_client(None)
+    client.close()
+
+
+@pytest.fixture
+def mongo_commands(mongodb, embedded_server) -> Iterator[CommandLog]:
+    """The MongoDB commands the site sends (pymongo's command monitoring)."""
+    log = CommandLog()
+    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[log])
+    mongo.set_client(client)
+    yield log
     client.close()
 
 

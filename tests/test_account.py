@@ -21,7 +21,7 @@ from activity.models import AlertPreferences
 from solutions.models import Programmer
 from tests.activity.conftest import alert_rule, solve_many
 from tests.conftest import NOW, make_programmer
-from tests.test_pages import ranks, signed_in, solve
+from tests.support.pages import ranks, signed_in, solve
 
 PASSWORD = "correct horse battery"
 NEW_PASSWORD = "a brand new passphrase"

@@ -229,3 +229,35 @@ def test_mongo_imports_nothing_from_the_engine():
         if name == f"{CORE}.leaderboard" or name.startswith(f"{CORE}.leaderboard.")
     ]
     assert not offending, "\n".join(offending)
+
+
+TESTS = ROOT / "tests"
+# Imports of one test module by another, left in files being changed elsewhere at the time of
+# writing: each is to go (its helpers to tests/support/), and no new one may come.
+TEST_IMPORTS_LEFT = {
+    "tests/test_crash_anywhere.py imports tests.test_engine",
+    "tests/test_lease.py imports tests.test_engine",
+    "tests/test_stale_applier.py imports tests.test_crash_anywhere",
+    "tests/test_search.py imports tests.test_production",
+}
+
+
+def test_no_test_module_imports_another():
+    """Helpers and fixtures that several test modules use live in tests/support/ (or, for
+    fixtures every test may ask for, tests/conftest.py): a test module is never a library."""
+    found = set()
+    for path in sorted(TESTS.rglob("test_*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for _, name in imported_names(path.read_text(), module):
+            parts = name.split(".")
+            test_module = next(
+                (
+                    ".".join(parts[: i + 1])
+                    for i, part in enumerate(parts)
+                    if part.startswith("test_")
+                ),
+                None,
+            )
+            if parts[0] == "tests" and test_module and test_module != module:
+                found.add(f"{path.relative_to(ROOT)} imports {test_module}")
+    assert found <= TEST_IMPORTS_LEFT, "\n".join(sorted(found - TEST_IMPORTS_LEFT))
