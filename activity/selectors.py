@@ -17,9 +17,9 @@ from django.db.models import Count, Max, QuerySet
 from pymongo import DESCENDING
 
 from solutions import leaderboard, selectors
+from solutions.clock import today
 from solutions.leaderboard import days_kept
 from solutions.models import Board, Programmer
-from solutions.services import today
 
 from . import charts, mongo
 from .models import AlertPreferences, AlertRule, Follow

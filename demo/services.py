@@ -31,7 +31,7 @@ from activity.services.history import history_record, history_snapshot
 from activity.services.locks import job_lock
 from competitions import services as competition_services
 from competitions.models import Competition
-from solutions import mongo, services
+from solutions import clock, mongo, services
 from solutions.models import Board, Problem, Programmer
 
 DEMO_USERNAME = "demo"
@@ -218,7 +218,7 @@ def month_replay(*, solves: list[Solve], boards: list[Board]) -> tuple[int, int]
     by_day: dict[int, list[Solve]] = defaultdict(list)
     for solve in solves:
         by_day[services.solve_day(solve[2])].append(solve)
-    now_day = services.today()
+    now_day = clock.today()
     replayed_from = now_day - REPLAY_DAYS
     older = [solve for day, batch in by_day.items() if day <= replayed_from for solve in batch]
     all_time = [board for board in boards if board.spec.is_all_time]

@@ -29,8 +29,8 @@ from django.utils import timezone
 
 from competitions.models import Competition
 from solutions import live, selectors
+from solutions.clock import today
 from solutions.models import Board, Programmer
-from solutions.services import today
 
 from . import messages
 from .models import (

@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "django_countries",
     "ninja",  # Swagger UI at /api/v1/docs from its own static files, not a CDN
     "solutions",
+    "accounts",
     "competitions",
     "activity",
     "integrations",

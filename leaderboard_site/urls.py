@@ -5,7 +5,7 @@ from . import api, logins
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("", include("solutions.account_urls")),  # before Django's: it answers some of its paths
+    path("", include("accounts.urls")),  # before Django's: it answers some of its paths
     path("accounts/login/", logins.login_page, name="login"),  # the lockout checked first
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", api.urls()),

@@ -24,8 +24,8 @@ from django.contrib.messages import get_messages
 from django.http import HttpRequest
 
 from . import extensions, holds, live, mongo, selectors
+from .clock import today
 from .models import Board, Programmer
-from .services import today
 
 T = TypeVar("T")
 

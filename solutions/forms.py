@@ -12,7 +12,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django_countries import countries
 
-from . import leaderboard, selectors, services
+from . import clock, leaderboard, selectors, services
 from .models import MAX_SCORE, Board, Programmer
 from .rules import (
     ORGANIZATION_MAX_LENGTH,
@@ -164,7 +164,7 @@ class BoardQueryForm(forms.Form):
         day = leaderboard.date_to_day(date)
         # Only today and the past: a future day's board is only a forecast and is not kept up
         # to date as a page (each programmer's own forecast is on their profile).
-        if day > services.today():
+        if day > clock.today():
             raise forms.ValidationError(
                 "That day has not happened yet; your forecast is on your profile."
             )
@@ -187,7 +187,7 @@ class BoardQueryForm(forms.Form):
     @property
     def day(self) -> int:
         date = self.cleaned_data.get("date")
-        return services.today() if date is None else leaderboard.date_to_day(date)
+        return clock.today() if date is None else leaderboard.date_to_day(date)
 
     @property
     def _scope(self) -> Scope:

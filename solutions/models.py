@@ -102,7 +102,7 @@ class Programmer(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     # Set when the account was deleted: the row stays, anonymous, for the solves log (see
-    # `account_services.account_delete`); its profile is gone for everybody.
+    # `accounts.services.account_delete`); its profile is gone for everybody.
     deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = ProgrammerQuerySet.as_manager()

@@ -17,9 +17,9 @@ from django_countries.fields import Country
 from pymongo import DESCENDING
 
 from . import cards, holds, leaderboard, mongo, solvers
+from .clock import today
 from .leaderboard import days_kept, entries, groups, orders, reading, sets, streaks
 from .models import Board, Problem, Programmer, handle_key
-from .services import today
 
 PAGE_SIZE = 25
 # Every page lists the visible boards (its tabs, its ETag), which change only when staff edit a
@@ -168,24 +168,13 @@ def board_page(
     return result
 
 
-@dataclass
-class ScoreRange(Paged):
-    """The programmers of a board day whose score is in [min_score, max_score] (no upper bound
-    when None): how many (`total`), and one page of them in rank order."""
+@dataclass(kw_only=True)
+class ScoreRange(BoardPage):
+    """A board page of the programmers whose score is in [min_score, max_score] (no upper bound
+    when None): `total` counts them, `rows` is one page of them in rank order."""
 
-    board: Board
-    day: int
-    scope: str
     min_score: int
     max_score: int | None
-    total: int
-    page: int
-    page_size: int
-    rows: list[Row] = field(default_factory=list)
-
-    @property
-    def date(self) -> dt.date:
-        return leaderboard.day_to_date(self.day)
 
 
 def board_score_range(

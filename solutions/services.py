@@ -22,6 +22,7 @@ from pymongo.collection import Collection
 from pymongo.errors import BulkWriteError, ClientBulkWriteException, DuplicateKeyError
 
 from . import holds, leaderboard, limits, live, mongo, rules, solvers
+from .clock import today
 from .leaderboard import applier, entries, orders, rebuild
 from .leaderboard.entries import from_solves
 from .live import boards_touch
@@ -42,11 +43,6 @@ class SubmissionRefused(ValueError):
 class HandleLooksTaken(ValidationError):
     """A new handle that looks like another programmer's (`rules.handle_skeleton`), whose
     handle is ``params["looks_like"]``."""
-
-
-def today() -> int:
-    """Today's epoch day in the leaderboard time zone."""
-    return leaderboard.epoch_day(timezone.now(), settings.LEADERBOARD_TIME_ZONE)
 
 
 def solve_day(solved_at: dt.datetime) -> int:

@@ -28,7 +28,18 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import condition, require_http_methods, require_safe
 from django_countries import countries
 
-from . import cards, etags, extensions, leaderboard, limits, live, selectors, services, solve_slots
+from . import (
+    cards,
+    clock,
+    etags,
+    extensions,
+    leaderboard,
+    limits,
+    live,
+    selectors,
+    services,
+    solve_slots,
+)
 from .forms import AnswerForm, BoardQueryForm, PageQueryForm, SignupForm
 from .models import Board, Problem, Programmer
 
@@ -291,9 +302,7 @@ def profile_card(request: HttpRequest, handle: str) -> HttpResponse:
     programmer = selectors.programmer_profile_for(handle=handle, viewer=AnonymousUser())
     if programmer is None:
         raise Http404("No programmer has that handle.")
-    key = (
-        f"card:{programmer.pk}:{programmer.handle}:{programmer.country}:{theme}:{services.today()}"
-    )
+    key = f"card:{programmer.pk}:{programmer.handle}:{programmer.country}:{theme}:{clock.today()}"
     svg = cache.get(key)
     if svg is None:
         svg = cards.card_svg(selectors.programmer_card(programmer=programmer), theme)
@@ -392,7 +401,7 @@ def _board_context(
     """What the board page shows: the whole board's page, the programmers whose handle starts
     with a search (`?q=`; one of them with their neighbours), a registered board view
     (`?view=following`), or the countries or organizations ranked (`?view=countries`)."""
-    day, scope, today = query.day, query.scope, services.today()
+    day, scope, today = query.day, query.scope, clock.today()
     context = {
         "board": board,
         "boards": etags.boards_of(request),
@@ -497,7 +506,7 @@ def _groups_context(
         "groups": found,
         "my_group": own
         and _written_like(selectors.group_standing(board=board, scope=own, day=query.day), found),
-        "date_query": "" if found.day == services.today() else f"date={found.date}",
+        "date_query": "" if found.day == clock.today() else f"date={found.date}",
         "page_links": paginator.get_elided_page_range(
             min(found.page, paginator.num_pages), on_each_side=2, on_ends=1
         ),
@@ -509,7 +518,7 @@ def _groups_read(
 ) -> selectors.GroupPage:
     """One page of a board day's ranklist of groups, read once per board version."""
     version = etags.board_version_of(request, board.slug, polled=fragment)
-    parts = (board.slug, board.spec, version, services.today(), day, kind, number)
+    parts = (board.slug, board.spec, version, clock.today(), day, kind, number)
     key = "board-groups:" + live.etag(*parts)
     found = cache.get(key)
     if found is None:
@@ -555,7 +564,7 @@ def _rows_html(
 ) -> SafeString:
     """The rows' HTML: the same for every request of a board day (its links carry the day, not
     the request's query), so it can be cached."""
-    date_query = "" if page.day == services.today() else f"date={page.date}"
+    date_query = "" if page.day == clock.today() else f"date={page.date}"
     context = {
         "rows": rows,
         "me": viewer,
@@ -572,7 +581,7 @@ def _rows_rendered(board: Board, version: int, day: int, scope: str, page: int) 
     (and scope and page), then served from Django's cache (Redis in production, shared by every
     worker): a request for an unchanged board reads the version and hits the cache."""
     definition = (board.slug, board.spec, board.metric, board.ties)
-    key = "board-rows:" + live.etag(*definition, version, services.today(), day, scope, page)
+    key = "board-rows:" + live.etag(*definition, version, clock.today(), day, scope, page)
     rendered = cache.get(key)
     if rendered is None:
         found = selectors.board_page(board=board, day=day, page=page, scope=scope)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import random
+from collections.abc import Iterator
 
 import mongomock
 import pytest
@@ -20,6 +21,7 @@ from pymongo import InsertOne, MongoClient
 from solutions import mongo, services
 from solutions.leaderboard import WEEK, lease
 from solutions.models import Board, Problem
+from tests.support.commands import CommandLog
 from tools.embedded_mongo import EmbeddedServer
 
 # A fixed "now" for everything about days: 2020-01-19 12:00 UTC is epoch day 18280.
@@ -41,6 +43,27 @@ def streak_boards_left_out(sender, using, **kwargs) -> None:
 
 
 post_migrate.connect(streak_boards_left_out, dispatch_uid="tests-streak-boards-left-out")
+
+
+# Markers given by module (and, for the browser, by fixture), so no test file has to say what it
+# is, and `pytest -m "not slow and not browser and not hunt"` is the quick loop.
+BROWSER_MODULES = {"test_browser", "test_browser_pages", "test_browser_ui"}
+BROWSER_FIXTURES = {"browser", "new_tab", "chromium"}  # Chromium driven through Playwright
+HUNT_MODULES = {  # random faults, interleavings and inputs, many seeds or examples each
+    "test_crash_anywhere",
+    "test_stale_applier",
+    "test_api_fuzz",
+    "test_forms_fuzz",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.stem
+        if module in BROWSER_MODULES or BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+        if module in HUNT_MODULES:
+            item.add_marker(pytest.mark.hunt)
 
 
 @pytest.fixture
@@ -83,6 +106,16 @@ def mongodb(embedded_server, settings, db):
     mongo.indexes_ensure()
     yield client[settings.MONGODB_DB]
     mongo.set_client(None)
+    client.close()
+
+
+@pytest.fixture
+def mongo_commands(mongodb, embedded_server) -> Iterator[CommandLog]:
+    """The MongoDB commands the site sends (pymongo's command monitoring)."""
+    log = CommandLog()
+    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[log])
+    mongo.set_client(client)
+    yield log
     client.close()
 
 

@@ -15,13 +15,13 @@ from django.contrib.auth.models import User
 from django.core import mail
 from django.test import Client
 
+from accounts import services as account_services
 from activity.models import AlertPreferences
 from activity.services.alerts import alerts_check
-from solutions import account_services
 from solutions.models import Programmer
 from tests.activity.conftest import alert_rule, solve_many
 from tests.conftest import NOW, make_programmer
-from tests.test_pages import ranks, signed_in, solve
+from tests.support.pages import ranks, signed_in, solve
 
 PASSWORD = "correct horse battery"
 NEW_PASSWORD = "a brand new passphrase"

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.staticfiles import finders
 from django.test import Client
 
-from tests import test_browser as shared
+from tests.support import browser as shared
 
 # The browser and live-server fixtures of tests/test_browser.py, found by pytest by these names.
 browser = shared.browser

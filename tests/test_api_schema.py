@@ -9,9 +9,7 @@ import json
 import pytest
 import schemathesis
 from django.core.wsgi import get_wsgi_application
-from django.test import Client
 from hypothesis import HealthCheck, settings
-from jsonschema import Draft202012Validator
 from schemathesis import checks
 from schemathesis.config import SchemathesisConfig
 
@@ -20,19 +18,13 @@ from solutions import services, tokens
 from solutions.models import MAX_PROBLEM_POINTS
 from solutions.rules import HANDLE_PATTERN, PROBLEM_SLUG_PATTERN
 from tests.conftest import NOW
+from tests.support.openapi import openapi_document, response_validator
 
 pytestmark = pytest.mark.slow  # schemathesis: `pytest -m "not slow"` skips it
 
 # The competition the description's example slug (`winter-cup`) names, running around NOW.
 CONTEST_START = NOW - dt.timedelta(hours=3)
 CONTEST_END = NOW + dt.timedelta(hours=2)
-
-
-def openapi_document() -> dict:
-    """The description as the site serves it (generated from the code)."""
-    response = Client().get("/api/v1/openapi.json")
-    assert response.status_code == 200
-    return response.json()
 
 
 @pytest.fixture
@@ -166,14 +158,6 @@ def test_every_example_in_the_description_is_accepted(client, api_schema, creden
                 assert 200 <= response.status_code < 300, (method, url, body, response.json())
                 sent += 1
     assert sent == 14
-
-
-def response_validator(path: str, method: str, status: int) -> Draft202012Validator:
-    document = openapi_document()
-    content = document["paths"][path][method]["responses"][str(status)]["content"]
-    return Draft202012Validator(
-        {**content["application/json"]["schema"], "components": document["components"]}
-    )
 
 
 def test_real_answers_match_the_described_shapes(client, api_schema, credentials):

@@ -12,7 +12,7 @@ import re
 from django.test import Client
 
 from tests.conftest import NOW
-from tests.test_pages import ranks, row_html, solve
+from tests.support.pages import ranks, row_html, solve
 
 
 def test_a_rows_flag_and_organization_link_to_the_board_of_that_group(

@@ -16,9 +16,9 @@ import pytest
 
 from solutions import services
 from solutions.tokens import service_token_create
-from tests import test_browser as shared
 from tests.conftest import make_programmer
-from tests.test_browser import DESKTOP, PHONE, Tab, ago, post_solve
+from tests.support import browser as shared
+from tests.support.browser import DESKTOP, PHONE, Tab, ago, post_solve
 
 browser = shared.browser
 live_server_http = shared.live_server_http

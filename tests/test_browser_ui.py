@@ -20,8 +20,8 @@ import pytest
 from solutions import services
 from solutions.models import Programmer
 from solutions.tokens import service_token_create
-from tests import test_browser as shared
-from tests.test_browser import DESKTOP, PHONE, Tab, ago, post_solve
+from tests.support import browser as shared
+from tests.support.browser import DESKTOP, PHONE, Tab, ago, post_solve
 
 # The fixtures of tests/test_browser.py, found by pytest by these names.
 browser = shared.browser

@@ -18,7 +18,7 @@ from competitions import services
 from leaderboard_site import logins
 from solutions import tokens
 from solutions.api import errors, idempotent, parser, views
-from tests.test_api_schema import openapi_document, response_validator
+from tests.support.openapi import openapi_document, response_validator
 
 pytestmark = pytest.mark.slow  # schemathesis: `pytest -m "not slow"` skips it
 

@@ -33,7 +33,7 @@ from solutions import leaderboard, mongo, selectors, services, tokens
 from solutions.leaderboard import applier, journals, lease, orders, reading, sets, tree
 from solutions.models import Board, Problem
 from tests.conftest import NOW, make_programmer
-from tests.test_engine import (
+from tests.support.engine import (
     closing_sql,
     every_board_shows,
     many_problems,

@@ -27,12 +27,13 @@ from django_countries.fields import Country
 from pymongo import MongoClient
 from pymongo.errors import AutoReconnect
 
-from solutions import account_services, leaderboard, mongo, services
+from accounts import services as account_services
+from solutions import leaderboard, mongo, services
 from solutions.leaderboard import groups, journals, orders, sets
 from solutions.models import Board, Problem, Programmer
-from tests.commands import CommandLog
 from tests.conftest import NOW, make_programmer, random_solves
-from tests.test_pages import ranks
+from tests.support.commands import CommandLog
+from tests.support.pages import ranks
 
 TODAY = leaderboard.epoch_day(NOW, "UTC")  # 18280, 2020-01-19
 COUNTRIES = ["BD", "IN", "NP", ""]

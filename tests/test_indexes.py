@@ -13,7 +13,7 @@ from pymongo.errors import DuplicateKeyError
 
 from solutions import mongo, tokens
 from solutions.management.commands import rebuild_boards
-from tests.commands import CommandLog
+from tests.support.commands import CommandLog
 
 
 def indexed(log: CommandLog) -> list[str]:

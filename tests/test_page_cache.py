@@ -7,16 +7,13 @@ board shows at once."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 
 import pytest
 from django.test import Client
-from pymongo import MongoClient
 
 from solutions import live, mongo, selectors, services
-from tests.commands import CommandLog
 from tests.conftest import NOW
-from tests.test_pages import rows
+from tests.support.pages import rows
 
 BOARD = "/leaderboard/last-7-days/"
 BOARD_LIVE = "/leaderboard/last-7-days/live/"
@@ -30,16 +27,6 @@ def signed_in(programmer) -> Client:
     client = Client()
     client.force_login(programmer.user)
     return client
-
-
-@pytest.fixture
-def mongo_commands(mongodb, embedded_server) -> Iterator[CommandLog]:
-    """The MongoDB commands the site sends (pymongo's command monitoring)."""
-    log = CommandLog()
-    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[log])
-    mongo.set_client(client)
-    yield log
-    client.close()
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from competitions import services as competition_services
 from solutions import services as solution_services
 from solutions.templatetags.times import duration_text
 from tests.conftest import NOW
-from tests.test_pages import crowd, row_html, signed_in
+from tests.support.pages import crowd, row_html, signed_in
 
 
 def badges(page: str, handles: list[str]) -> dict[str, str]:

@@ -21,8 +21,8 @@ from competitions import services as competition_services
 from competitions.tasks import archive_finished_competitions_task
 from solutions import mongo, selectors, services, solvers
 from solutions.models import Problem, Programmer
-from tests.commands import CommandLog
 from tests.conftest import NOW, crash_in_a_solves_first_write, make_programmer
+from tests.support.commands import CommandLog
 
 
 def brute_solvers(problem: Problem) -> list[tuple[str, dt.datetime]]:

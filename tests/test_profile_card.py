@@ -19,8 +19,8 @@ from django.test import Client
 
 from solutions import cards, services
 from solutions.models import Board
-from tests.chromium import CHROMIUM, CHROMIUM_FLAGS, require_chromium
 from tests.conftest import NOW
+from tests.support.chromium import CHROMIUM, CHROMIUM_FLAGS, require_chromium
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -20,8 +20,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from pymongo import MongoClient
 
+from accounts import services as account_services
 from competitions import services as competition_services
-from solutions import account_services, limits, mongo, selectors, services, tokens
+from solutions import limits, mongo, selectors, services, tokens
 from solutions.models import Board
 from tests.commands import CommandLog
 from tests.conftest import NOW

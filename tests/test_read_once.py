@@ -16,8 +16,8 @@ from pymongo import MongoClient
 from solutions import mongo, selectors, services
 from solutions.leaderboard import journals, orders, sets, tree
 from solutions.models import Board, Problem, Programmer
-from tests.commands import CommandLog
 from tests.conftest import NOW, make_programmer
+from tests.support.commands import CommandLog
 
 
 def id_reads(log: CommandLog) -> list[tuple[str, str, str]]:

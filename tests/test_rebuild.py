@@ -16,8 +16,8 @@ from pymongo import MongoClient
 from solutions import leaderboard, mongo, selectors, services
 from solutions.leaderboard import entries, journals, orders, rebuild, sets, tree
 from solutions.models import Board, Problem, Programmer
-from tests.commands import CommandLog
 from tests.conftest import NOW
+from tests.support.commands import CommandLog
 
 TODAY = leaderboard.epoch_day(NOW, "UTC")
 FIRST_DAY = TODAY - 6  # the stream runs from here to today

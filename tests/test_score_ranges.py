@@ -18,8 +18,8 @@ from pymongo import MongoClient
 
 from solutions import leaderboard, mongo, selectors, services
 from solutions.models import Programmer
-from tests.commands import CommandLog
 from tests.conftest import NOW, make_programmer
+from tests.support.commands import CommandLog
 
 TODAY = 18280
 

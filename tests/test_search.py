@@ -20,12 +20,11 @@ from django.test.utils import CaptureQueriesContext
 
 from solutions import selectors
 from solutions.models import Board, Programmer
-from tests.commands import CommandLog
 from tests.conftest import NOW
 from tests.services_available import POSTGRES_URL, require_postgres
-from tests.test_browser import browser, live_server_http, new_tab, site  # noqa: F401  (fixtures)
-from tests.test_page_cache import mongo_commands  # noqa: F401  (a fixture)
-from tests.test_pages import crowd, ranks, solve
+from tests.support.browser import browser, live_server_http, new_tab, site  # noqa: F401  (fixtures)
+from tests.support.commands import CommandLog
+from tests.support.pages import crowd, ranks, solve
 from tests.test_production import PRODUCTION, manage
 
 API = "/api/v1/programmers"
@@ -303,10 +302,7 @@ def costs(client: Client, url: str, commands: CommandLog) -> tuple[int, int]:
 
 
 def test_a_search_costs_the_same_queries_and_commands_at_10_and_200_programmers(
-    mongodb,
-    now,
-    boards,
-    mongo_commands,  # noqa: F811
+    mongodb, now, boards, mongo_commands
 ):
     # 25 start with "bo" (more than a list holds), 3 with "bx"; the board grows around them.
     crowd([1] * 25, prefix="bo")

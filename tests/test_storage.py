@@ -9,8 +9,8 @@ from pymongo.errors import DuplicateKeyError
 
 from solutions import mongo, tokens
 from solutions.leaderboard import entries
-from tests.commands import CommandLog
 from tests.conftest import NOW
+from tests.support.commands import CommandLog
 
 
 @pytest.fixture(params=["embedded", "mongomock"])

@@ -27,7 +27,7 @@ from solutions import leaderboard, mongo, selectors, services
 from solutions.leaderboard import entries, streaks
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
-from tests.test_pages import ranks
+from tests.support.pages import ranks
 
 TODAY = leaderboard.epoch_day(NOW, "UTC")
 

@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from solutions.leaderboard import maths, moving, order_documents, sets, tree
-from tests.test_sets import journal_pairs
+from tests.support.sets import journal_pairs
 
 
 @pytest.fixture(autouse=True)

@@ -27,8 +27,8 @@ from pymongo import MongoClient
 from solutions import leaderboard, mongo, selectors, services, solvers
 from solutions.leaderboard import streaks
 from solutions.models import Problem, Programmer
-from tests.commands import CommandLog
 from tests.conftest import NOW, crash_in_a_solves_first_write, make_programmer, random_solves
+from tests.support.commands import CommandLog
 
 TODAY = leaderboard.epoch_day(NOW, "UTC")  # 18280, 2020-01-19
 

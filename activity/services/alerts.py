@@ -12,7 +12,7 @@ from django.utils import timezone
 from pymongo import UpdateOne
 
 from solutions.models import Board, Programmer
-from solutions.services import today
+from solutions.clock import today
 
 from .. import mongo, samples, selectors
 from ..models import AlertPreferences, AlertRule, Follow
@@ -39,7 +39,7 @@ def alert_watch_list() -> dict[int, list[Recipient]]:
 
     Emails go to `User.email`, which holds only a confirmed address: the account page sets it
     once the link mailed to the address is followed, and keeps an unconfirmed one aside
-    (`solutions.account_services`). Without one, the alert is an in-app notification only."""
+    (`accounts.services`). Without one, the alert is an in-app notification only."""
     watch: dict[int, list[Recipient]] = defaultdict(list)
     own = AlertPreferences.objects.filter(
         my_rank_drops=True, user__is_active=True, user__programmer__isnull=False

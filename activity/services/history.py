@@ -13,7 +13,7 @@ from solutions import leaderboard, live
 from solutions import selectors as board_selectors
 from solutions.leaderboard import days_kept, reading
 from solutions.models import Board
-from solutions.services import today
+from solutions.clock import today
 
 from .. import mongo, selectors
 from .locks import job_lock

@@ -12,7 +12,7 @@ from solutions import selectors as board_selectors
 from solutions.models import Board
 from tests.activity.conftest import solve, solve_many
 from tests.conftest import NOW
-from tests.test_engine import VECTOR_DAILY, VECTOR_SCORES, VECTOR_TODAY, at_noon, many_problems
+from tests.support.engine import VECTOR_DAILY, VECTOR_SCORES, VECTOR_TODAY, at_noon, many_problems
 
 TODAY = leaderboard.epoch_day(NOW, "UTC")  # 2020-01-19, a Sunday
 YESTERDAY = NOW - dt.timedelta(days=1)

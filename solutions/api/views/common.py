@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from ninja import Path, Router
 from pydantic import WithJsonSchema
 
-from ... import leaderboard, selectors, services
+from ... import clock, leaderboard, selectors
 from ...models import Board, Programmer
 from ...rules import HANDLE_PATTERN, handle_validator
 from ..errors import ApiError
@@ -72,7 +72,7 @@ def programmer_or_404(
 
 def board_day(board: Board, query: BoardQuery) -> int:
     """The board day the query asks for (today by default), or 400 `bad_date`."""
-    today = services.today()
+    today = clock.today()
     day = today if query.date is None else leaderboard.date_to_day(query.date)
     if board.spec.is_all_time and day != today:
         # As on the page: the all-time board keeps current totals, not past days.

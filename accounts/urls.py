@@ -4,32 +4,32 @@
 
 from django.urls import path
 
-from . import account_views
+from . import views
 
 urlpatterns = [
-    path("account/", account_views.account, name="account"),
-    path("account/email/", account_views.account_email, name="account_email"),
-    path("account/email/remove/", account_views.account_email_remove, name="account_email_remove"),
+    path("account/", views.account, name="account"),
+    path("account/email/", views.account_email, name="account_email"),
+    path("account/email/remove/", views.account_email_remove, name="account_email_remove"),
     path(
         "account/email/confirm/<str:token>/",
-        account_views.account_email_confirm,
+        views.account_email_confirm,
         name="account_email_confirm",
     ),
-    path("account/groups/", account_views.account_groups, name="account_groups"),
-    path("account/delete/", account_views.account_delete, name="account_delete"),
+    path("account/groups/", views.account_groups, name="account_groups"),
+    path("account/delete/", views.account_delete, name="account_delete"),
     path(
         "accounts/password_change/",
-        account_views.PasswordChangeView.as_view(),
+        views.PasswordChangeView.as_view(),
         name="password_change",
     ),
     path(
         "accounts/password_reset/",
-        account_views.PasswordResetView.as_view(),
+        views.PasswordResetView.as_view(),
         name="password_reset",
     ),
     path(
         "accounts/reset/<uidb64>/<token>/",
-        account_views.PasswordResetConfirmView.as_view(),
+        views.PasswordResetConfirmView.as_view(),
         name="password_reset_confirm",
     ),
 ]

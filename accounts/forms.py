@@ -1,4 +1,4 @@
-"""Forms of the account page: they check what a browser sends; `account_services` acts on it."""
+"""Forms of the account page: they check what a browser sends; `accounts.services` acts on it."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from django.contrib.auth import forms as auth_forms
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest
 
-from .forms import SignupForm, country_choices
-from .models import Programmer
+from solutions.forms import SignupForm, country_choices
+from solutions.models import Programmer
 
 
 def password_is_right(request: HttpRequest, user: AbstractBaseUser, password: str) -> bool:

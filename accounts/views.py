@@ -14,10 +14,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from . import account_services
-from .account_forms import DeleteForm, EmailForm, GroupsForm, PasswordChangeForm
-from .models import Programmer
-from .views import programmer_of
+from solutions.models import Programmer
+from solutions.views import programmer_of
+
+from . import services
+from .forms import DeleteForm, EmailForm, GroupsForm, PasswordChangeForm
 
 
 @login_required
@@ -59,12 +60,12 @@ def account_email(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         email = form.cleaned_data["email"]
         try:
-            account_services.account_email_request(programmer=programmer, email=email)
-        except account_services.Throttled as throttled:
+            services.account_email_request(programmer=programmer, email=email)
+        except services.Throttled as throttled:
             form.add_error("email", str(throttled))
             status = 429
         else:
-            days = account_services.EMAIL_LINK_MAX_AGE.days
+            days = services.EMAIL_LINK_MAX_AGE.days
             messages.success(
                 request, f"We sent a link to {email}: follow it within {days} days to confirm it."
             )
@@ -75,7 +76,7 @@ def account_email(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def account_email_remove(request: HttpRequest) -> HttpResponse:
-    account_services.account_email_remove(user=request.user)
+    services.account_email_remove(user=request.user)
     messages.success(request, "Your email address is removed: no more emails go out to it.")
     return redirect("account")
 
@@ -86,11 +87,11 @@ def account_email_confirm(request: HttpRequest, token: str) -> HttpResponse:
     and opening a page should not change anything."""
     try:
         if request.method == "POST":
-            user = account_services.account_email_confirm(token=token)
+            user = services.account_email_confirm(token=token)
             messages.success(request, f"{user.email} is confirmed: emails now go there.")
             return redirect("account" if request.user == user else "login")
-        _user, email = account_services.email_link_read(token=token)
-    except account_services.EmailLinkInvalid as invalid:
+        _user, email = services.email_link_read(token=token)
+    except services.EmailLinkInvalid as invalid:
         return render(request, "account/email_confirm.html", {"error": str(invalid)}, status=400)
     return render(request, "account/email_confirm.html", {"email": email})
 
@@ -102,7 +103,7 @@ def account_groups(request: HttpRequest) -> HttpResponse:
     form = GroupsForm(request.POST)
     if not form.is_valid():
         return _account_page(request, status=400, groups_form=form)
-    changed = account_services.programmer_groups_change(programmer=programmer, **form.cleaned_data)
+    changed = services.programmer_groups_change(programmer=programmer, **form.cleaned_data)
     if changed:
         messages.success(request, "Saved: the boards' country and organization views show it.")
     return redirect("account")
@@ -116,7 +117,7 @@ def account_delete(request: HttpRequest) -> HttpResponse:
         return _account_page(request, status=400, delete_form=form)
     # Deleted first, signed out after: if the storage fails, the account is still there and
     # still signed in, to try again.
-    account_services.account_delete(user=request.user)
+    services.account_delete(user=request.user)
     logout(request)
     messages.success(request, "Your account is deleted. Your solves stay on record, anonymously.")
     return redirect("leaderboard")
@@ -151,11 +152,11 @@ class PasswordResetView(RefusedFormIs400, auth_views.PasswordResetView):
 
     def form_valid(self, form) -> HttpResponse:
         try:
-            account_services.password_reset_throttle(
+            services.password_reset_throttle(
                 client=get_client_ip_address(self.request) or "",
                 email=form.cleaned_data["email"],
             )
-        except account_services.Throttled as throttled:
+        except services.Throttled as throttled:
             minutes = -(-throttled.retry_after // 60)  # rounded up
             response = render(
                 self.request,

@@ -32,10 +32,12 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from . import limits
-from .models import Programmer
-from .services import programmer_refresh_boards, programmer_set_visibility
+from solutions import limits
+from solutions.models import Programmer
+from solutions.services import programmer_refresh_boards, programmer_set_visibility
 
+# The salt the links were first signed with, when these pages lived in `solutions`: changing it
+# would void every link already mailed.
 EMAIL_LINK_SALT = "solutions.account.email-confirmation"
 EMAIL_LINK_MAX_AGE = dt.timedelta(days=3)
 
