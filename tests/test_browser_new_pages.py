@@ -6,7 +6,7 @@ Policy violation is one), page links too small to tap (44 px, the touch target s
 2.5.5), a card image cut off or not drawn, a Copy button that copies nothing.
 
 The browser, the live server, the tabs and the site (Alice 3 solved, Bob 2, a crowd of 12 with
-1 each, Staff) are those of tests/test_browser.py.
+1 each, Staff) are those of tests/support/browser.py.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 
 from competitions import services as competition_services
 from solutions import services
-from tests import test_browser as shared
 from tests.conftest import make_programmer
-from tests.test_browser import DESKTOP, PHONE, Tab, ago
+from tests.support import browser as shared
+from tests.support.browser import DESKTOP, PHONE, Tab, ago
 
 browser = shared.browser
 live_server_http = shared.live_server_http

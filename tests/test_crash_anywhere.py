@@ -8,52 +8,22 @@ entries says, and every board, best-score boards included, is what a rebuild fro
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
 import random
 from collections import Counter
-from collections.abc import Iterable
-from unittest import mock
 
 import pytest
-from pymongo import MongoClient
-from pymongo.collection import Collection
 from pymongo.errors import AutoReconnect
 
 from solutions import mongo, selectors, services
-from solutions.leaderboard import ALL_TIME, ROLLING, entries, journals, orders, sets, tree
+from solutions.leaderboard import ALL_TIME, ROLLING, entries
 from solutions.models import Board, Problem
 from tests.conftest import NOW, lease_run_out, make_programmer
-from tests.test_engine import orders_hold_the_entries
+from tests.support.engine import orders_hold_the_entries
+from tests.support.faults import WRITES, commands_wrapped, small_orders
 
 SEEDS = int(os.environ.get("CRASH_SEEDS", "12"))  # more for a long hunt: CRASH_SEEDS=200
-WRITES = (
-    "bulk_write",
-    "update_one",
-    "update_many",
-    "replace_one",
-    "insert_one",
-    "insert_many",
-    "delete_one",
-    "delete_many",
-    "find_one_and_update",
-)
-
-
-@contextlib.contextmanager
-def commands_wrapped(names: Iterable[str], wrap, together=None):
-    """pymongo's `Collection` methods of `names` each replaced by `wrap(name, the real one)`, and
-    the client's `bulk_write` (writes to several collections at once, `mongo.write_together`) by
-    `together(the real one)` when given."""
-    with contextlib.ExitStack() as stack:
-        for name in names:
-            real = getattr(Collection, name)
-            stack.enter_context(mock.patch.object(Collection, name, wrap(name, real)))
-        if together is not None:
-            real = MongoClient.bulk_write
-            stack.enter_context(mock.patch.object(MongoClient, "bulk_write", together(real)))
-        yield
 
 
 class StorageLost:
@@ -95,19 +65,6 @@ class StorageLost:
             raise AutoReconnect("connection to the server was lost")
 
         return write
-
-
-def small_orders(monkeypatch, chance: random.Random) -> None:
-    """Small sets, nodes and journals drawn by `chance`, so that a few dozen solves split, fold
-    and cut them often."""
-    monkeypatch.setattr(sets, "SET_MAX", chance.choice([2, 4, 8]))
-    monkeypatch.setattr(sets, "SET_FILL", 2)
-    monkeypatch.setattr(sets, "ARRIVALS_MAX", chance.choice([0, 2, 8]))
-    monkeypatch.setattr(sets, "GONE_MAX", chance.choice([1, 2, 48]))
-    monkeypatch.setattr(orders, "INLINE_MAX", chance.choice([0, 2]))
-    monkeypatch.setattr(journals, "JOURNAL_MAX", chance.choice([0, 2, 8]))
-    monkeypatch.setattr(tree, "NODE_MAX", chance.choice([2, 4]))
-    monkeypatch.setattr(tree, "NODE_FILL", 2)
 
 
 def best_score_boards() -> list[Board]:

@@ -19,7 +19,7 @@ from solutions.leaderboard.entries import from_solves
 from solutions.leaderboard.entries.from_solves import entry_from_solves
 from solutions.models import Problem
 from tests.conftest import NOW
-from tests.test_engine import orders_hold_the_entries
+from tests.support.engine import orders_hold_the_entries
 
 
 def test_a_holder_that_died_stalls_the_next_solve_a_lease_at_most(mongodb, now, boards, alice):

@@ -5,12 +5,9 @@ loopback with a timeout above every wait."""
 
 from __future__ import annotations
 
-import os
 import runpy
-import subprocess
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -18,40 +15,7 @@ from gunicorn.config import KNOWN_SETTINGS
 
 from solutions.leaderboard.applier import APPLY_WAIT_SECONDS
 from tests.services_available import POSTGRES_URL, REDIS_URL, require_postgres, require_redis
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def run(command: list[str], env: dict[str, str | None]) -> subprocess.CompletedProcess:
-    """`command` in a fresh process with the settings module and `env` (None: unset; the tests'
-    own SECRET_KEY is not passed on)."""
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "leaderboard_site.settings"}
-    environment.pop("SECRET_KEY", None)
-    for name, value in env.items():
-        if value is None:
-            environment.pop(name, None)
-        else:
-            environment[name] = value
-    return subprocess.run(
-        command,
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def manage(*args: str, **env: str | None) -> subprocess.CompletedProcess:
-    return run([sys.executable, "manage.py", *args], env)
-
-
-PRODUCTION = {
-    "DEBUG": "false",
-    "SECRET_KEY": "a-long-random-production-key-" + "x7Kq9Lm2Pz" * 5,
-    "ALLOWED_HOSTS": "leaderboard.example.com",
-    "REDIS_URL": "redis://redis.example.com:6379/0",  # not reached by the checks
-}
+from tests.support.production import PRODUCTION, ROOT, manage, run
 
 
 def test_the_production_settings_pass_the_deployment_check():

@@ -24,8 +24,8 @@ from accounts import services as account_services
 from competitions import services as competition_services
 from solutions import limits, mongo, selectors, services, tokens
 from solutions.models import Board
-from tests.commands import CommandLog
 from tests.conftest import NOW
+from tests.support.commands import CommandLog
 from tools.embedded_mongo import free_port
 
 

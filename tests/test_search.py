@@ -25,7 +25,7 @@ from tests.services_available import POSTGRES_URL, require_postgres
 from tests.support.browser import browser, live_server_http, new_tab, site  # noqa: F401  (fixtures)
 from tests.support.commands import CommandLog
 from tests.support.pages import crowd, ranks, solve
-from tests.test_production import PRODUCTION, manage
+from tests.support.production import PRODUCTION, manage
 
 API = "/api/v1/programmers"
 

@@ -24,7 +24,7 @@ from solutions.leaderboard import applier, journals, lease, orders, sets
 from solutions.models import Problem
 from tests.conftest import NOW, lease_run_out, make_programmer
 from tests.support.engine import orders_hold_the_entries
-from tests.test_crash_anywhere import WRITES, commands_wrapped, small_orders
+from tests.support.faults import WRITES, commands_wrapped, small_orders
 
 SEEDS = int(os.environ.get("STALE_SEEDS", "10"))  # more for a long hunt: STALE_SEEDS=200
 COMMANDS = (*WRITES, "find", "find_one", "aggregate", "count_documents")

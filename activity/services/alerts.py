@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from django.utils import timezone
 from pymongo import UpdateOne
 
-from solutions.models import Board, Programmer
 from solutions.clock import today
+from solutions.models import Board, Programmer
 
 from .. import mongo, samples, selectors
 from ..models import AlertPreferences, AlertRule, Follow

@@ -11,9 +11,9 @@ from pymongo import UpdateOne
 
 from solutions import leaderboard, live
 from solutions import selectors as board_selectors
+from solutions.clock import today
 from solutions.leaderboard import days_kept, reading
 from solutions.models import Board
-from solutions.clock import today
 
 from .. import mongo, selectors
 from .locks import job_lock
