@@ -232,6 +232,7 @@ def _kept(journal: dict) -> dict:
 
 _KEPT = ("frontier", "prep", "window")
 _HEAD = {"v": 1, "epoch": 1, "folding": 1, "n": 1, "layout": 1, **dict.fromkeys(_KEPT, 1)}
+_JOURNAL = {**_HEAD, "p": 1, "h": 1}
 # The journal's layout: a pair a field (2). A journal of the layout before (a part a packed
 # binary, which no projection can take apart) is folded before it takes any move (`fold_first`).
 LAYOUT = 2
@@ -240,12 +241,8 @@ LAYOUT = 2
 def fold_first(journal: dict) -> bool:
     """Whether a journal must be folded before a batch adds to it: a fold stopped midway, or a
     journal of the layout before this one (written whole, never folded since)."""
-    return (
-        bool(journal.get("folding")) or journal.get("v", 0) > 0 and journal.get("layout") != LAYOUT
-    )
-
-
-_JOURNAL = {**_HEAD, "p": 1, "h": 1}
+    outdated = journal.get("v", 0) > 0 and journal.get("layout") != LAYOUT
+    return bool(journal.get("folding")) or outdated
 
 
 @dataclass(frozen=True)
@@ -413,17 +410,12 @@ def journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
     stopped midway: it moves the same members from the same manifests (sets the stopped fold
     wrote are repaired into them as they are read, `manifest_repair`), so each is held once."""
     current = _journals_whole(journals)
-    marking = {board: j for board, j in current.items() if not j.get("folding")}
+    marking = {b: {**j, "v": j.get("v", 0) + 1, "folding": True} for b, j in current.items()}
+    marking = {board: j for board, j in marking.items() if not current[board].get("folding")}
     if marking:
-        _swaps_run(
-            [
-                _swap(board, j.get("v", 0), {"$set": {"v": j.get("v", 0) + 1, "folding": True}})
-                for board, j in marking.items()
-            ]
-        )
-        current |= {
-            board: {**j, "v": j.get("v", 0) + 1, "folding": True} for board, j in marking.items()
-        }
+        marks = {b: {"$set": {"v": j["v"], "folding": True}} for b, j in marking.items()}
+        _swaps_run([_swap(b, marking[b]["v"] - 1, m, together=False) for b, m in marks.items()])
+        current |= marking
     lease.keep()  # a fold reads and writes many sets
     oldest = days_kept.history_from(days_kept.current_day())
     folding = {}
@@ -439,17 +431,9 @@ def journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
         board: {**_kept(j), "v": j["v"] + 1, "epoch": j.get("epoch", 0) + 1, **empty}
         for board, j in current.items()
     }
-    _swaps_run(
-        [
-            _swap(board, current[board]["v"], {"$set": _unkept(j)}, together=False)
-            for board, j in emptied.items()
-        ]
-    )
+    unkept = {board: {k: v for k, v in j.items() if k not in _KEPT} for board, j in emptied.items()}
+    _swaps_run([_swap(b, current[b]["v"], {"$set": j}, together=False) for b, j in unkept.items()])
     return emptied
-
-
-def _unkept(journal: dict) -> dict:
-    return {name: value for name, value in journal.items() if name not in _KEPT}
 
 
 # --- group ranklists ---------------------------------------------------------------------------
