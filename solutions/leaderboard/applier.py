@@ -238,11 +238,12 @@ def _orders_apply(wanted: set[tuple[str, int]], heads: dict[str, journals.Head])
     record the moves in the boards' journals (one read of the pairs of the programmers moved,
     one update of those pairs), with the moves of the groups whose scores they change in the
     groups' ranklists (`journals.group_moves`), then what the orders hold for each programmer
-    (never over a newer record of a later applier), then fold the journals that are full. In that sequence a batch that stops anywhere leaves its programmers
-    pending with journals and records that the next batch carries on from: a journal's part
-    keeps, for each programmer, the record the manifest holds, so moving them again from an older
-    record changes nothing that matters; and a fold, which forgets what it moved, only ever
-    follows the records of what it moves. Returns the journals' and the records' writes, for
+    (never over a newer record of a later applier), then fold the journals that are full. In
+    that sequence a batch that stops anywhere leaves its programmers pending with journals and
+    records that the next batch carries on from: a journal's part keeps, for each programmer,
+    the record the manifest holds, so moving them again from an older record changes nothing
+    that matters; and a fold, which forgets what it moved, only ever follows the records of what
+    it moves. Returns the journals' and the records' writes, for
     the batch to send with its others (`_batch_write`); a batch that folds sends them first.
 
     The journals' versions are read before the entries, and the journals must still have them

@@ -156,11 +156,12 @@ class Append:
     to_unset: dict = field(default_factory=dict)
     to_inc: dict = field(default_factory=dict)
 
-    def swap(self, *, together: bool = True) -> UpdateOne:
+    def swap(self) -> tuple[str, int, dict]:
+        """(board, the version it expects, the update), for `journals_swap` or `_swap`."""
         update = {"$set": {**self.to_set, "v": self.journal["v"]}}
         update |= {"$unset": self.to_unset} if self.to_unset else {}
         update |= {"$inc": self.to_inc} if self.to_inc else {}
-        return _swap(self.board, self.expected, update, together=together)
+        return self.board, self.expected, update
 
 
 def journal_append(
@@ -337,7 +338,7 @@ def journal_write(board_slug: str, journal: dict, changes: dict) -> dict:
     append = Append(board_slug, journal.get("v", 0), dict(journal))
     append.to_set |= {} if append.expected else {"layout": LAYOUT}  # a journal created
     _changes_lay(append, changes)
-    _swaps_run([append.swap(together=False)])
+    journals_swap([append.swap()])
     return append.journal
 
 
@@ -361,7 +362,7 @@ def moves_record(board_slug: str, journal: dict, by_part: Parts, changes: dict) 
     for board, parts in group_moves(read, bases, moves).items():
         moves[board].update(parts)
     append = journal_append(read[board_slug], moves[board_slug], board_slug, changes)
-    _swaps_run([append.swap(together=False)])
+    journals_swap([append.swap()])
     if append.journal["n"] > JOURNAL_MAX:
         return journals_fold({board_slug: append.journal})[board_slug]
     return append.journal
@@ -375,11 +376,13 @@ def _swap(board: str, expected: int, update: dict, *, together: bool = True) -> 
     return UpdateOne({"_id": journal_id(board), "v": expected}, update, upsert=True, **where)
 
 
-def _swaps_run(swaps: list[UpdateOne]) -> None:
-    """Journals' compare-and-swaps alone, in one bulk; one whose version is gone (only an
-    applier that outlived its lease changes it) is an `orders.OrdersConflict`."""
+def journals_swap(swaps: list[tuple[str, int, dict]]) -> None:
+    """Journals' compare-and-swaps alone ([(board, the version it expects, the update)]), in
+    one bulk; one whose version is gone (only an applier that outlived its lease changes it) is
+    an `orders.OrdersConflict`."""
+    writes = [_swap(*swap, together=False) for swap in swaps]
     try:
-        orders.orders().bulk_write(swaps, ordered=True)
+        orders.orders().bulk_write(writes, ordered=True)
     except BulkWriteError as error:
         raise mongo.conflict_or_fault(
             error, orders.OrdersConflict, "a journal changed since it was read"
@@ -388,7 +391,7 @@ def _swaps_run(swaps: list[UpdateOne]) -> None:
 
 def journals_append_writes(appends: Iterable[Append]) -> list:
     """The batch's `Append`s as writes to send first among its others (`mongo.write_together`)."""
-    return [append.swap() for append in appends]
+    return [_swap(*append.swap()) for append in appends]
 
 
 def _part_moves(part: Mapping[str, bytes]) -> list[moving.Move]:
@@ -414,7 +417,7 @@ def journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
     marking = {board: j for board, j in marking.items() if not current[board].get("folding")}
     if marking:
         marks = {b: {"$set": {"v": j["v"], "folding": True}} for b, j in marking.items()}
-        _swaps_run([_swap(b, marking[b]["v"] - 1, m, together=False) for b, m in marks.items()])
+        journals_swap([(b, marking[b]["v"] - 1, m) for b, m in marks.items()])
         current |= marking
     lease.keep()  # a fold reads and writes many sets
     oldest = days_kept.history_from(days_kept.current_day())
@@ -432,7 +435,7 @@ def journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
         for board, j in current.items()
     }
     unkept = {board: {k: v for k, v in j.items() if k not in _KEPT} for board, j in emptied.items()}
-    _swaps_run([_swap(b, current[b]["v"], {"$set": j}, together=False) for b, j in unkept.items()])
+    journals_swap([(b, current[b]["v"], {"$set": j}) for b, j in unkept.items()])
     return emptied
 
 
