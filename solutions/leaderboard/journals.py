@@ -51,9 +51,9 @@ from . import days_kept, groups, lease, maths, moving, order_documents, orders, 
 # them would fold half as often again, each fold rewriting the same big manifests.
 JOURNAL_MAX = 1024
 _PAIR_WIDTH = 1 + 2 * sets.RECORD_BYTES  # which of the two is there, then gone and came
-# The pairs a batch reads by name at most (a solve: a few dozen); past it, whole parts. SecantusDB
-# projected 60 fields of 40 documents in 0.07 s, 600 in 0.9 s, 6,000 in 95 s (2026-11-28).
-PROJECTED_MAX = 128
+# The journal fields a batch reads by name at most (a solve: a few dozen); past it, the journals
+# whole. SecantusDB projected 60 fields of 40 documents in 0.07 s, 600 in 0.9 s, 6,000 in 95 s.
+PROJECTED_MAX = 64
 
 Pair = tuple[bytes | None, bytes | None]
 Parts = Mapping[tuple[str, str], list[moving.Move]]
@@ -273,27 +273,22 @@ def journal_heads(boards: Iterable[str]) -> dict[str, Head]:
     return {board: found.get(journal, Head()) for journal, board in wanted.items()}
 
 
-def _fields_moved(by_part: Mapping[str, Parts]) -> dict[str, int]:
+def _fields_moved(by_part: Mapping[str, Parts]) -> dict[str, int] | None:
     """The journal fields a batch moving `by_part` reads: the pair of each programmer it moves
     in each part, each group's pair in its ranklist's part, and each group part's histogram
-    change. One projection serves every board's journal (a pair asked for on one board and
-    not moved there is read and left alone). Past PROJECTED_MAX pairs (a batch of many
-    programmers, a day's preparation), the parts they are in are read whole instead: the
-    embedded server's projection costs about the square of its fields."""
-    pairs: dict[str, int] = {}
-    whole: dict[str, int] = {}
+    change (one projection serves every board's journal: a pair asked for on one board and not
+    moved there is read and left alone). None past PROJECTED_MAX fields (see `journals_read`)."""
+    wanted: dict[str, int] = {}
     for parts in by_part.values():
         for (day_key, scope), moves in parts.items():
             key = _part_key(day_key, scope)
-            whole[f"p.{key}"] = 1
             for move in moves:
                 pid = sets.record_programmer(move.old if move.old is not None else move.new)
-                pairs[_pair_field(key, pid)] = 1
+                wanted[_pair_field(key, pid)] = 1
             if kind := groups.kind_of(scope):
                 ranklist = _part_key(day_key, groups.ranklist_scope(kind))
-                whole[f"p.{ranklist}"] = whole[f"h.{key}"] = 1
-                pairs[_pair_field(ranklist, groups.group_id(scope))] = pairs[f"h.{key}"] = 1
-    return pairs if len(pairs) <= PROJECTED_MAX else whole
+                wanted[_pair_field(ranklist, groups.group_id(scope))] = wanted[f"h.{key}"] = 1
+    return wanted if len(wanted) <= PROJECTED_MAX else None
 
 
 def journals_read(
@@ -304,20 +299,27 @@ def journals_read(
     `ranked` (groups' orders, whose ranklists the batch moves), in the same reads: one for a
     batch that moves nobody with a group, else `$in` reads of at most IN_MAX ids (the embedded
     server's `$in` costs the square of its ids). The two kinds of document share the collection
-    and no field but `v`."""
+    and no field but `v`. A batch of many programmers (past PROJECTED_MAX fields: catching up,
+    a day's preparation) reads its journals whole instead, apart from the histograms: the
+    embedded server's projection costs about the square of its fields, on every document."""
     wanted = {journal_id(board): board for board in by_part}
-    ids = [*wanted, *ranked]
-    fields = {**_HEAD, **_fields_moved(by_part), **order_documents.HISTOGRAM, "folded": 1}
+    histogram = {**order_documents.HISTOGRAM, "folded": 1}
+    moved = _fields_moved(by_part)
+    if moved is None:
+        reads = [(list(wanted), _JOURNAL), (list(ranked), histogram)]
+    else:
+        reads = [([*wanted, *ranked], {**_HEAD, **moved, **histogram})]
     found: dict[str, dict] = {}
-    for start in range(0, len(ids), orders.IN_MAX):
-        part = ids[start : start + orders.IN_MAX]
-        # One batch each: the server leaves a cursor open when a batch ends exactly at its size.
-        found |= {
-            doc["_id"]: doc
-            for doc in orders.orders().find(
-                {"_id": {"$in": part}}, fields, batch_size=len(part) + 1
-            )
-        }
+    for ids, fields in reads:
+        for start in range(0, len(ids), orders.IN_MAX):
+            part = ids[start : start + orders.IN_MAX]
+            # One batch each: the server leaves a cursor open when a batch ends exactly there.
+            found |= {
+                doc["_id"]: doc
+                for doc in orders.orders().find(
+                    {"_id": {"$in": part}}, fields, batch_size=len(part) + 1
+                )
+            }
     journals = {board: found.get(journal_id, {}) for journal_id, board in wanted.items()}
     return journals, {order: order_documents.manifest_decode(found.get(order)) for order in ranked}
 
