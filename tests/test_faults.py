@@ -449,14 +449,14 @@ def test_a_fold_stopped_midway_is_finished_later_and_moves_nobody_twice(
     if stopped == "manifests_move":
         cut = fail_once(orders, "manifests_move")
     else:
-        real_swap = orders.manifests_swap
+        real_swap = journals.journals_swap
 
         def emptying_fails(swaps):
-            if any(document.get("n") == 0 for _order, _v, document in swaps):
+            if any(update["$set"].get("n") == 0 for _board, _v, update in swaps):
                 raise AutoReconnect("connection to the server was lost")
             return real_swap(swaps)
 
-        cut = mock.patch.object(orders, "manifests_swap", side_effect=emptying_fails)
+        cut = mock.patch.object(journals, "journals_swap", side_effect=emptying_fails)
     with cut, pytest.raises(AutoReconnect):
         services.solve_record(programmer=bob, problem=problems[4], solved_at=NOW)
     today = leaderboard.epoch_day(NOW, "UTC")

@@ -10,7 +10,7 @@ import time
 
 import bson
 import pytest
-from pymongo import InsertOne, ReplaceOne
+from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError
 
 from solutions import mongo, services
@@ -93,10 +93,10 @@ def test_2500_programmers_pending_at_once_are_placed_in_bounded_batches(
         nonlocal largest_journal
         batches.append(len({pid for _board, pid in wanted}))
         writes = real_apply(wanted, heads)
-        for journal in journals.journals_read(boards)[0].values():  # as a fold left them
-            largest_journal = max(largest_journal, len(bson.encode(journal)))
-        for write in writes:  # the journals the batch writes next
-            if isinstance(write, (InsertOne, ReplaceOne)):
+        for board in boards:  # as a fold left them
+            largest_journal = max(largest_journal, len(bson.encode(journals.journal_read(board))))
+        for write in writes:  # the journals' updates the batch writes next
+            if isinstance(write, UpdateOne):
                 largest_journal = max(largest_journal, len(bson.encode(write._doc)))
         return writes
 

@@ -235,14 +235,15 @@ def _batch_of(pending: list[str]) -> list[str]:
 
 def _orders_apply(wanted: set[tuple[str, int]], heads: dict[str, journals.Head]) -> list:
     """Move these (board slug, programmer id) in every order they are in, on every board at once:
-    record the moves in the boards' journals (one read, one write), with the moves of the groups
-    whose scores they change in the groups' ranklists (`journals.group_moves`), then what the
-    orders hold for each programmer (never over a newer record of a later applier), then fold the
-    journals that are full. In that sequence a batch that stops anywhere leaves its programmers
-    pending with journals and records that the next batch carries on from: a journal's part
-    keeps, for each programmer, the record the manifest holds, so moving them again from an older
-    record changes nothing that matters; and a fold, which forgets what it moved, only ever
-    follows the records of what it moves. Returns the journals' and the records' writes, for
+    record the moves in the boards' journals (one read of the pairs of the programmers moved,
+    one update of those pairs), with the moves of the groups whose scores they change in the
+    groups' ranklists (`journals.group_moves`), then what the orders hold for each programmer
+    (never over a newer record of a later applier), then fold the journals that are full. In
+    that sequence a batch that stops anywhere leaves its programmers pending with journals and
+    records that the next batch carries on from: a journal's part keeps, for each programmer,
+    the record the manifest holds, so moving them again from an older record changes nothing
+    that matters; and a fold, which forgets what it moved, only ever follows the records of what
+    it moves. Returns the journals' and the records' writes, for
     the batch to send with its others (`_batch_write`); a batch that folds sends them first.
 
     The journals' versions are read before the entries, and the journals must still have them
@@ -263,17 +264,19 @@ def _orders_apply(wanted: set[tuple[str, int]], heads: dict[str, journals.Head])
     journal_of, bases = journals.journals_read(by_part, ranked)
     if any(journal.get("v", 0) != heads[board].version for board, journal in journal_of.items()):
         raise orders.OrdersConflict("a journal changed while the entries were read")
-    if half_folded := {b: j for b, j in journal_of.items() if j.get("folding")}:
+    if half_folded := {b: j for b, j in journal_of.items() if journals.fold_first(j)}:
         journal_of.update(journals.journals_fold(half_folded))  # finished before anything is added
-        bases = journals.journals_read((), ranked)[1]  # as the fold left them
+        bases = journals.journals_read({}, ranked)[1]  # as the fold left them
     for board, parts in journals.group_moves(journal_of, bases, by_part).items():
         by_part[board].update(parts)
     orders.group_names_write(named)  # before any ranklist can hold them
     appended = {
-        board: journals.journal_append(journal_of[board], parts) for board, parts in by_part.items()
+        board: journals.journal_append(journal_of[board], parts, board)
+        for board, parts in by_part.items()
     }
-    writes = journals.journals_swap_writes(journal_of, appended) + entries.placed_writes(behind)
-    if full := {board: j for board, j in appended.items() if j["n"] > journals.JOURNAL_MAX}:
+    writes = journals.journals_append_writes(appended.values()) + entries.placed_writes(behind)
+    full = {b: a.journal for b, a in appended.items() if a.journal["n"] > journals.JOURNAL_MAX}
+    if full:
         _batch_write(writes)
         journals.journals_fold(full)
         return []

@@ -97,7 +97,7 @@ def day_prepare(board_slug: str, window: maths.Window, day: int) -> None:
     prep = journal.get("prep") or {}
     copied = not window.starts_period(day)
     if prep.get("day") != day:
-        if journal.get("p") or journal.get("folding"):
+        if any(journal.get("p", {}).values()) or journals.fold_first(journal):
             journal = journals.journals_fold({board_slug: journal})[board_slug]
         if copied:
             _orders_copy(board_slug, day)

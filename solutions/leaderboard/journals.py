@@ -1,39 +1,63 @@
-"""The journal of each board: the moves of a solve, recorded in one document, folded in bulk.
+"""The journal of each board: the moves of a solve, recorded pair by pair, folded in bulk.
 
 **Journals** (``<board>|journal`` in ``orders``): a solve moves its programmer in every order of
-every day it touches (38 days on the three default boards, twice with a group), and writing
-dozens of manifests is what a solve would cost, each some 80 KB at a million programmers. So a
-solve records its moves in one document per board instead: for each order, each programmer's
-pair (the record the manifest holds, the record they hold now). A programmer moving again
-replaces their pair, so a journal grows with the programmers who moved, not with their solves.
-Once a journal holds JOURNAL_MAX programmers' pairs, the batch that filled it folds it into the
-manifests and sets and empties it in a new **epoch**; each manifest records the epoch it holds
-(``folded``).
+the days it touches (up to the frontier, on every board, once more with each group), and writing
+the manifests is what a solve would cost, each some 80 KB at a million programmers. So a solve
+records its moves in one document per board instead: for each order (a **part**, ``p.<part
+key>``), each programmer's pair (the record the manifest holds, the record they hold now), one
+field a programmer (``p.<part key>.<programmer id>``, see `_pair_field`). A programmer moving
+again replaces their pair, so a journal grows with the programmers who moved, not with their
+solves. Once a journal holds JOURNAL_MAX programmers' pairs (``n``), the batch that filled it
+folds it into the manifests and sets and empties it in a new **epoch**; each manifest records the
+epoch it holds (``folded``).
+
+**A batch reads and writes what it changes.** A batch reads of each journal its head (version,
+epoch, ``n``, frontier) and only the pairs of the programmers it moves (a projection of their
+fields), and writes one update: the pairs changed (``$set``, ``$unset`` of a pair that moving back
+left empty) with ``$inc`` of ``n``, compare-and-swapped on the version ``v`` like every journal
+write (`_swap`: an upsert, so a version gone meets a duplicate key and stops the ordered bulk it
+leads, see `applier._batch_write`). So a solve's bytes do not grow with what the journal holds:
+on a replica set only the changed pairs go through the oplog. Readers read the one part they lay
+over the root (`journal_part`); folds and the day change read the journal whole.
 
 **Group ranklists** (scope ``groups:country`` or ``groups:org`` of each board day): the groups
-themselves ranked against each other, one record a group computed from its own order's
-histogram (see `groups`), kept as an order like the others. The batch that moves programmers
-reads, with the journals, the histograms of the groups' orders it moves, and records in the same
-journal write each group's move from the record of its histogram before the batch to the one
-after (`group_moves`); folds, pages and prunes then treat them as any order. A group's scope is
-kept by its id in ``group_names`` (see `orders`).
+ranked against each other, one record a group computed from its own order's histogram (see
+`groups`), kept as an order like the others. A batch moving programmers in a group's order needs
+that order's histogram as readers see it (the manifest's with the part laid over it) before and
+after its moves (`group_moves`): rather than the whole part, it reads the sum its pairs make of
+the histogram (``h.<part key>``: {score: change of its count}, kept by ``$inc`` in the same
+update as the pairs), and records each group's move in the ranklist's part; folds, pages and
+prunes treat them as any order. A group's scope is kept by its id in ``group_names``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from bson import Binary
+from pymongo import UpdateOne
+from pymongo.errors import BulkWriteError
 
+from .. import mongo
 from . import days_kept, groups, lease, maths, moving, order_documents, orders, sets
 
 # Programmers' moves a board's journal holds before they are folded into orders. The moves of the
-# groups in the ranklists ride along uncounted: a programmer with g groups makes 38 (1 + g) moves
-# on the default boards and at most 38 g of groups, so they add at most 2/3 to a journal, and
-# counting them would fold half as often again, each fold rewriting the same big manifests.
+# groups in the ranklists ride along uncounted: a programmer with g groups makes (1 + g) moves a
+# day on a board and at most g of groups, so they add at most 2/3 to a journal, and counting
+# them would fold half as often again, each fold rewriting the same big manifests.
 JOURNAL_MAX = 1024
 _PAIR_WIDTH = 1 + 2 * sets.RECORD_BYTES  # which of the two is there, then gone and came
+# The journal fields a batch reads and writes by name at most (a solve: a few dozen); past it, it
+# reads the journals whole and sets their parts whole. SecantusDB projected 60 fields of 40
+# documents in 0.07 s, 600 in 0.9 s, 6,000 in 95 s; it set 300 dotted fields in 0.36 s, 3,000 in 26.
+PROJECTED_MAX = 64
+# Marks a journal read whole, in memory only (no stored field's name has a space).
+READ_WHOLE = "read whole"
+
+Pair = tuple[bytes | None, bytes | None]
+Parts = Mapping[tuple[str, str], list[moving.Move]]
 
 
 def journal_id(board_slug: str) -> str:
@@ -44,7 +68,10 @@ def journal_id(board_slug: str) -> str:
 
 def _part_key(day_key: str, scope: str) -> str:
     """The journal field of one board day's order: the scope in hex, as a group's name is free
-    text (an organization) and must never become a field path of its own."""
+    text (an organization) and must never become a field path of its own; the day is a number
+    or ``all``, never user text (checked, as the key becomes a field path)."""
+    if not day_key.isalnum():
+        raise ValueError(f"not a day key: {day_key!r}")
     return f"{day_key}_{scope.encode().hex()}"
 
 
@@ -53,30 +80,34 @@ def _part_order(key: str) -> tuple[str, str]:
     return day_key, bytes.fromhex(scope).decode()
 
 
-def _part_unpack(packed: bytes) -> dict[int, tuple[bytes | None, bytes | None]]:
-    """{programmer id: (the record the manifest holds or None, the one they moved to or None)}."""
-    part, width = {}, sets.RECORD_BYTES
-    for i in range(0, len(packed), _PAIR_WIDTH):
-        there, gone, came = (
-            packed[i],
-            packed[i + 1 : i + 1 + width],
-            packed[i + 1 + width : i + _PAIR_WIDTH],
-        )
-        pair = (gone if there & 1 else None, came if there & 2 else None)
-        part[sets.record_programmer(pair[0] or pair[1])] = pair
-    return part
+def _pair_field(key: str, programmer: int) -> str:
+    """The field of one programmer's pair in a part (a group's, in a ranklist's part): the part
+    key is hex and digits, the id an integer, so neither can add a level or an operator."""
+    if type(programmer) is not int:
+        raise TypeError(f"not a programmer id: {programmer!r}")
+    return f"p.{key}.{programmer}"
 
 
-def _part_pack(part: dict[int, tuple[bytes | None, bytes | None]]) -> Binary:
-    blank = bytes(sets.RECORD_BYTES)
-    return Binary(
-        b"".join(
-            bytes([(gone is not None) | (came is not None) << 1])
-            + (gone or blank)
-            + (came or blank)
-            for gone, came in part.values()
-        )
-    )
+def _pair_unpack(packed: bytes) -> Pair:
+    """(the record the manifest holds or None, the one the programmer moved to or None)."""
+    width = sets.RECORD_BYTES
+    there, gone, came = packed[0], packed[1 : 1 + width], packed[1 + width :]
+    return (gone if there & 1 else None, came if there & 2 else None)
+
+
+def _pair_pack(pair: Pair) -> Binary:
+    gone, came = pair
+    there, blank = bytes([(gone is not None) | (came is not None) << 1]), bytes(sets.RECORD_BYTES)
+    return Binary(there + (gone or blank) + (came or blank))
+
+
+def _part_pairs(part: Mapping[str, bytes] | bytes) -> dict[int, Pair]:
+    """{programmer id: pair} of a part as stored (or as much of it as was read); a part of the
+    layout before (all its pairs packed in one binary) is read too, by folds and readers."""
+    if isinstance(part, bytes):
+        pairs = (_pair_unpack(part[i : i + _PAIR_WIDTH]) for i in range(0, len(part), _PAIR_WIDTH))
+        return {sets.record_programmer(gone or came): (gone, came) for gone, came in pairs}
+    return {int(programmer): _pair_unpack(packed) for programmer, packed in part.items()}
 
 
 def journal_part(board_slug: str, day_key: str, scope: str) -> tuple[int, list, int | None]:
@@ -88,7 +119,7 @@ def journal_part(board_slug: str, day_key: str, scope: str) -> tuple[int, list, 
     )
     if document is None:
         return 0, [], None
-    pairs = list(_part_unpack(document.get("p", {}).get(key, b"")).values())
+    pairs = list(_part_pairs(document.get("p", {}).get(key, {})).values())
     return document.get("epoch", 0), pairs, document.get("frontier")
 
 
@@ -104,38 +135,118 @@ def _journal_move(part: dict, move: moving.Move) -> None:
         part[pid] = (gone, move.new)
 
 
-def journal_append(journal: dict, parts: dict[tuple[str, str], list[moving.Move]]) -> dict:
-    """A journal with these moves recorded (the next version, to compare-and-swap)."""
-    packed = dict(journal.get("p", {}))
+def _pairs_histogram(pairs: Iterable[Pair]) -> Counter:
+    """{score: change of its count} that pairs make of a histogram (see `sets.Manifest
+    .journal_lay`): each takes one out of the score it leaves and adds one to the one it takes."""
+    change: Counter = Counter()
+    for gone, came in pairs:
+        if gone is not None:
+            change[sets.record_score(gone)] -= 1
+        if came is not None:
+            change[sets.record_score(came)] += 1
+    return change
+
+
+@dataclass
+class Append:
+    """A batch's moves of one board as one compare-and-swap update of its journal (`swap`) and
+    the journal as it reads after it (`journal`: the head, the pairs read and changed)."""
+
+    board: str
+    expected: int
+    journal: dict
+    to_set: dict = field(default_factory=dict)
+    to_unset: dict = field(default_factory=dict)
+    to_inc: dict = field(default_factory=dict)
+
+    def swap(self) -> tuple[str, int, dict]:
+        """(board, the version it expects, the update), for `journals_swap` or `_swap`."""
+        update = {"$set": {**self.to_set, "v": self.journal["v"]}}
+        update |= {"$unset": self.to_unset} if self.to_unset else {}
+        update |= {"$inc": self.to_inc} if self.to_inc else {}
+        return self.board, self.expected, update
+
+
+def journal_append(
+    journal: dict, parts: Parts, board: str = "", changes: dict | None = None
+) -> Append:
+    """The moves of `parts` recorded in a journal read with the pairs of the programmers they
+    move (`journals_read`), and these fields changed (None: removed): the `Append` to write.
+    Only a journal that is not folding and has the pairs' layout takes moves (`fold_first`)."""
+    pairs = {key: dict(part) for key, part in journal.get("p", {}).items()}
+    change = {key: _change_read(part) for key, part in journal.get("h", {}).items()}
+    after = Append(board, journal.get("v", 0), {})
+    counted = 0
     for (day_key, scope), moves in parts.items():
         key = _part_key(day_key, scope)
-        part = _part_unpack(packed.get(key, b""))
+        part = _part_pairs(pairs.get(key, {}))
+        before = dict(part)
         for move in moves:
             _journal_move(part, move)
-        packed[key] = _part_pack(part)
-    return {
-        **_kept(journal),
-        "v": journal.get("v", 0) + 1,
-        "epoch": journal.get("epoch", 0),
-        "folding": False,
-        "n": sum(
-            len(p) // _PAIR_WIDTH
-            for key, p in packed.items()
-            if not groups.is_ranklist(_part_order(key)[1])
-        ),
-        "p": packed,
-    }
+        for pid in {*before, *part}:
+            if before.get(pid) == part.get(pid):
+                continue
+            name = _pair_field(key, pid)
+            if pid in part:
+                after.to_set[name] = packed = _pair_pack(part[pid])
+                pairs.setdefault(key, {})[str(pid)] = packed
+            else:
+                after.to_unset[name] = ""
+                pairs.get(key, {}).pop(str(pid), None)
+        if not groups.is_ranklist(scope):
+            counted += len(part) - len(before)
+        if groups.kind_of(scope):  # what the pairs make of the histogram, for `group_moves`
+            moved = _pairs_histogram(part.values())
+            moved.subtract(_pairs_histogram(before.values()))
+            for score, by in moved.items():
+                if by:
+                    after.to_inc[f"h.{key}.{int(score)}"] = by
+                    change.setdefault(key, Counter())[score] += by
+    after.to_inc |= {"n": counted} if counted else {}
+    # The head again, so that a journal somebody deleted meanwhile (a rebuild) comes back whole.
+    head = {"epoch": journal.get("epoch", 0), "folding": False, "layout": LAYOUT}
+    after.to_set |= head
+    after.journal = {**journal, **head, "n": journal.get("n", 0) + counted, "p": pairs, "h": change}
+    if journal.get(READ_WHOLE):  # a batch of many: the parts whole (see `journals_read`)
+        stored = {key: {str(s): by for s, by in c.items() if by} for key, c in change.items()}
+        after.to_set = {**head, "n": after.journal["n"], "p": pairs, "h": stored}
+        after.to_unset, after.to_inc = {}, {}
+    _changes_lay(after, changes or {})
+    return after
 
 
-def _kept(journal: dict) -> dict:
-    """What a journal keeps through every write and fold: the board's frontier (the last day
-    whose orders are kept, see `day_change`), how far the preparation of the next has got, and
-    the board's window (which days a solve counts on)."""
-    return {name: journal[name] for name in _KEPT if name in journal}
+def _changes_lay(after: Append, changes: dict) -> None:
+    """These fields of a journal changed (None: removed), in an `Append` and the journal after."""
+    for name, value in changes.items():
+        if value is None:
+            after.to_unset[name] = ""
+            after.journal.pop(name, None)
+        else:
+            after.to_set[name] = after.journal[name] = value
+    after.journal["v"] = after.expected + 1
 
 
+def _change_read(change: Mapping[str, int]) -> Counter:
+    """A group part's histogram change as stored ({score as text: change}) by score."""
+    return Counter({int(score): by for score, by in change.items()})
+
+
+# What a journal keeps through every write and fold: the board's frontier (the last day whose
+# orders are kept, see `day_change`), how far the preparation of the next has got, and the
+# board's window (which days a solve counts on).
 _KEPT = ("frontier", "prep", "window")
-_JOURNAL = {"v": 1, "epoch": 1, "folding": 1, "n": 1, "p": 1, **dict.fromkeys(_KEPT, 1)}
+_HEAD = {"v": 1, "epoch": 1, "folding": 1, "n": 1, "layout": 1, **dict.fromkeys(_KEPT, 1)}
+_JOURNAL = {**_HEAD, "p": 1, "h": 1}
+# The journal's layout: a pair a field (2). A journal of the layout before (a part a packed
+# binary, which no projection can take apart) is folded before it takes any move (`fold_first`).
+LAYOUT = 2
+
+
+def fold_first(journal: dict) -> bool:
+    """Whether a journal must be folded before a batch adds to it: a fold stopped midway, or a
+    journal of the layout before this one (written whole, never folded since)."""
+    outdated = journal.get("v", 0) > 0 and journal.get("layout") != LAYOUT
+    return bool(journal.get("folding")) or outdated
 
 
 @dataclass(frozen=True)
@@ -162,28 +273,56 @@ def journal_heads(boards: Iterable[str]) -> dict[str, Head]:
     return {board: found.get(journal, Head()) for journal, board in wanted.items()}
 
 
+def _fields_moved(by_part: Mapping[str, Parts]) -> dict[str, int] | None:
+    """The journal fields a batch moving `by_part` reads: the pair of each programmer it moves
+    in each part, each group's pair in its ranklist's part, and each group part's histogram
+    change (one projection serves every board's journal: a pair asked for on one board and not
+    moved there is read and left alone). None past PROJECTED_MAX fields (see `journals_read`)."""
+    wanted: dict[str, int] = {}
+    for parts in by_part.values():
+        for (day_key, scope), moves in parts.items():
+            key = _part_key(day_key, scope)
+            for move in moves:
+                pid = sets.record_programmer(move.old if move.old is not None else move.new)
+                wanted[_pair_field(key, pid)] = 1
+            if kind := groups.kind_of(scope):
+                ranklist = _part_key(day_key, groups.ranklist_scope(kind))
+                wanted[_pair_field(ranklist, groups.group_id(scope))] = wanted[f"h.{key}"] = 1
+    return wanted if len(wanted) <= PROJECTED_MAX else None
+
+
 def journals_read(
-    boards: Iterable[str], ranked: Iterable[str] = ()
+    by_part: Mapping[str, Parts], ranked: Iterable[str] = ()
 ) -> tuple[dict[str, dict], dict[str, sets.Manifest]]:
-    """The journals of these boards (empty for one never written), and the histograms of the
-    manifests `ranked` (groups' orders, whose ranklists the batch moves), in the same reads: one
-    for a batch that moves nobody with a group, else `$in` reads of at most IN_MAX ids (the
-    embedded server's `$in` costs the square of its ids). The two kinds of document share the
-    collection and no field but `v`."""
-    wanted = {journal_id(board): board for board in boards}
-    ids = [*wanted, *ranked]
+    """The journals of the boards of `by_part` (empty for one never written), each with its head
+    and only what the moves change (`_fields_moved`), and the histograms of the manifests
+    `ranked` (groups' orders, whose ranklists the batch moves), in the same reads: one for a
+    batch that moves nobody with a group, else `$in` reads of at most IN_MAX ids (the embedded
+    server's `$in` costs the square of its ids). The two kinds of document share the collection
+    and no field but `v`. A batch of many programmers (past PROJECTED_MAX fields: catching up,
+    a day's preparation) reads its journals whole instead, apart from the histograms: the
+    embedded server's projection costs about the square of its fields, on every document."""
+    wanted = {journal_id(board): board for board in by_part}
+    histogram = {**order_documents.HISTOGRAM, "folded": 1}
+    moved = _fields_moved(by_part)
+    if moved is None:
+        reads = [(list(wanted), _JOURNAL), (list(ranked), histogram)]
+    else:
+        reads = [([*wanted, *ranked], {**_HEAD, **moved, **histogram})]
     found: dict[str, dict] = {}
-    for start in range(0, len(ids), orders.IN_MAX):
-        part = ids[start : start + orders.IN_MAX]
-        fields = {**_JOURNAL, **order_documents.HISTOGRAM, "folded": 1}
-        # One batch each: the server leaves a cursor open when a batch ends exactly at its size.
-        found |= {
-            doc["_id"]: doc
-            for doc in orders.orders().find(
-                {"_id": {"$in": part}}, fields, batch_size=len(part) + 1
-            )
-        }
+    for ids, fields in reads:
+        for start in range(0, len(ids), orders.IN_MAX):
+            part = ids[start : start + orders.IN_MAX]
+            # One batch each: the server leaves a cursor open when a batch ends exactly there.
+            found |= {
+                doc["_id"]: doc
+                for doc in orders.orders().find(
+                    {"_id": {"$in": part}}, fields, batch_size=len(part) + 1
+                )
+            }
     journals = {board: found.get(journal_id, {}) for journal_id, board in wanted.items()}
+    if moved is None:
+        journals = {board: {**journal, READ_WHOLE: True} for board, journal in journals.items()}
     return journals, {order: order_documents.manifest_decode(found.get(order)) for order in ranked}
 
 
@@ -192,64 +331,85 @@ def journal_read(board_slug: str) -> dict:
     return orders.orders().find_one({"_id": journal_id(board_slug)}, _JOURNAL) or {}
 
 
+def _journals_whole(journals: Mapping[str, dict]) -> dict[str, dict]:
+    """These journals read whole again (one `$in` read), which must still have the versions
+    given (else `orders.OrdersConflict`): a batch holds only the pairs it moved."""
+    wanted = {journal_id(board): board for board in journals}
+    found = {doc["_id"]: doc for doc in mongo.find_by_ids(orders.orders(), list(wanted), _JOURNAL)}
+    whole = {board: found.get(journal, {}) for journal, board in wanted.items()}
+    if any(whole[board].get("v", 0) != journals[board].get("v", 0) for board in whole):
+        raise orders.OrdersConflict("a journal changed since it was written")
+    return whole
+
+
 def journal_write(board_slug: str, journal: dict, changes: dict) -> dict:
-    """Write a journal with these fields changed (None: removed), over the version it had
-    (compare-and-swap); returns it as written."""
-    after = {name: value for name, value in {**journal, **changes}.items() if value is not None}
-    after = {**after, "v": journal.get("v", 0) + 1}
-    journals_swap({board_slug: journal}, {board_slug: after})
-    return after
+    """Write these fields of a journal changed (None: removed), over the version it had
+    (compare-and-swap); returns it as written. Nothing else is touched (a fold under way stays
+    under way)."""
+    append = Append(board_slug, journal.get("v", 0), dict(journal))
+    append.to_set |= {} if append.expected else {"layout": LAYOUT}  # a journal created
+    _changes_lay(append, changes)
+    journals_swap([append.swap()])
+    return append.journal
 
 
-def moves_record(
-    board_slug: str,
-    journal: dict,
-    by_part: dict[tuple[str, str], list[moving.Move]],
-    changes: dict,
-) -> dict:
+def moves_record(board_slug: str, journal: dict, by_part: Parts, changes: dict) -> dict:
     """Record these moves of one board in its journal, with the moves of the groups whose scores
     they change in the ranklists (`group_moves`), and these fields changed, in one write
-    (compare-and-swap); fold it when full. Returns the journal as it is then."""
+    (compare-and-swap over the version of `journal`); fold it when full. Reads only what the
+    moves change, as a batch does. Returns the journal as it is then."""
     ranked = [
         orders.order_id(board_slug, day_key, scope)
         for day_key, scope in by_part
         if groups.kind_of(scope)
     ]
-    bases = journals_read((), ranked)[1]
+    read, bases = journals_read({board_slug: by_part}, ranked)
+    if read[board_slug].get("v", 0) != journal.get("v", 0):
+        raise orders.OrdersConflict("a journal changed since it was read")
+    if fold_first(read[board_slug]):
+        journals_fold(read)
+        read, bases = journals_read({board_slug: by_part}, ranked)
     moves = {board_slug: dict(by_part)}
-    for board, parts in group_moves({board_slug: journal}, bases, moves).items():
+    for board, parts in group_moves(read, bases, moves).items():
         moves[board].update(parts)
-    appended = journal_append(journal, moves[board_slug]) | changes
-    journals_swap({board_slug: journal}, {board_slug: appended})
-    if appended["n"] > JOURNAL_MAX:
-        return journals_fold({board_slug: appended})[board_slug]
-    return appended
+    append = journal_append(read[board_slug], moves[board_slug], board_slug, changes)
+    journals_swap([append.swap()])
+    if append.journal["n"] > JOURNAL_MAX:
+        return journals_fold({board_slug: append.journal})[board_slug]
+    return append.journal
 
 
-def journals_swap(before: dict[str, dict], after: dict[str, dict]) -> None:
-    """Write the journals `after`, each over the version it had `before` (compare-and-swap, in
-    one bulk with `orders.manifests_swap`)."""
-    if after:
-        orders.manifests_swap(_swaps(before, after))
+def _swap(board: str, expected: int, update: dict, *, together: bool = True) -> UpdateOne:
+    """A journal's compare-and-swap on its version: an upsert, so a version gone meets a
+    duplicate key (`mongo.write_together` stops there) instead of changing nothing unnoticed.
+    `together`: naming its collection, to send among a batch's other writes."""
+    where = {"namespace": mongo.namespace(orders.orders())} if together else {}
+    return UpdateOne({"_id": journal_id(board), "v": expected}, update, upsert=True, **where)
 
 
-def journals_swap_writes(before: dict[str, dict], after: dict[str, dict]) -> list:
-    """`journals_swap` as writes to send first among a batch's others (`mongo.write_together`)."""
-    return orders.manifests_swap_writes(_swaps(before, after))
+def journals_swap(swaps: list[tuple[str, int, dict]]) -> None:
+    """Journals' compare-and-swaps alone ([(board, the version it expects, the update)]), in
+    one bulk; one whose version is gone (only an applier that outlived its lease changes it) is
+    an `orders.OrdersConflict`."""
+    writes = [_swap(*swap, together=False) for swap in swaps]
+    try:
+        orders.orders().bulk_write(writes, ordered=True)
+    except BulkWriteError as error:
+        raise mongo.conflict_or_fault(
+            error, orders.OrdersConflict, "a journal changed since it was read"
+        ) from error
 
 
-def _swaps(before: dict[str, dict], after: dict[str, dict]) -> list[tuple[str, int, dict]]:
-    return [
-        (journal_id(board), before[board].get("v", 0), {k: v for k, v in j.items() if k != "_id"})
-        for board, j in after.items()
-    ]
+def journals_append_writes(appends: Iterable[Append]) -> list:
+    """The batch's `Append`s as writes to send first among its others (`mongo.write_together`)."""
+    return [_swap(*append.swap()) for append in appends]
 
 
-def _part_moves(packed: bytes) -> list[moving.Move]:
+def _part_moves(part: Mapping[str, bytes]) -> list[moving.Move]:
     """The moves that fold a journal's part into its order: each programmer out of the record
     the manifest holds and into their new one."""
     moves = []
-    for gone, came in _part_unpack(packed).values():
+    for gone, came in _part_pairs(part).values():
         moves += [moving.Move(gone, None)] if gone is not None else []
         moves += [moving.Move(None, came)] if came is not None else []
     return moves
@@ -257,38 +417,36 @@ def _part_moves(packed: bytes) -> list[moving.Move]:
 
 def journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
     """Move the journals' moves into the orders (`orders.manifests_move`: exact, as it reads the
-    sets a member leaves) and empty them in a new epoch; returns them emptied. A journal is marked
-    as folding first, so that nobody adds to it until it is emptied (a manifest that already
-    holds its epoch ignores its part, so it would ignore anything added there too) and the next
-    batch finishes a fold that stopped midway: it moves the same members from the same manifests
-    (sets the stopped fold wrote are repaired into them as they are read, `manifest_repair`), so
-    each is held once."""
-    marked = {
-        board: {**journal, "v": journal["v"] + 1, "folding": True}
-        for board, journal in journals.items()
-        if not journal.get("folding")
-    }
-    journals_swap(journals, marked)
+    sets a member leaves) and empty them in a new epoch; returns them emptied. The journals are
+    read whole first, at the versions given. A journal is marked as folding first, so that
+    nobody adds to it until it is emptied (a manifest that already holds its epoch ignores its
+    part, so it would ignore anything added there too) and the next batch finishes a fold that
+    stopped midway: it moves the same members from the same manifests (sets the stopped fold
+    wrote are repaired into them as they are read, `manifest_repair`), so each is held once."""
+    current = _journals_whole(journals)
+    marking = {b: {**j, "v": j.get("v", 0) + 1, "folding": True} for b, j in current.items()}
+    marking = {board: j for board, j in marking.items() if not current[board].get("folding")}
+    if marking:
+        marks = {b: {"$set": {"v": j["v"], "folding": True}} for b, j in marking.items()}
+        journals_swap([(b, marking[b]["v"] - 1, m) for b, m in marks.items()])
+        current |= marking
     lease.keep()  # a fold reads and writes many sets
     oldest = days_kept.history_from(days_kept.current_day())
     folding = {}
-    for board, journal in journals.items():
-        for key, packed in journal.get("p", {}).items():
+    for board, journal in current.items():
+        for key, part in journal.get("p", {}).items():
             day_key, scope = _part_order(key)
-            if day_key == maths.ALL_TIME_KEY or int(day_key) >= oldest:  # else pruned
-                moves = _part_moves(packed)
+            if part and (day_key == maths.ALL_TIME_KEY or int(day_key) >= oldest):  # else pruned
+                moves = _part_moves(part)
                 folding[orders.order_id(board, day_key, scope)] = (journal.get("epoch", 0), moves)
-    orders.manifests_move(folding, {board: j.get("frontier") for board, j in journals.items()})
-    current = {**journals, **marked}
+    orders.manifests_move(folding, {board: j.get("frontier") for board, j in current.items()})
+    empty = {"folding": False, "n": 0, "p": {}, "h": {}, "layout": LAYOUT}
     emptied = {
-        board: {
-            **_kept(j),
-            **{"v": j["v"] + 1, "epoch": j.get("epoch", 0) + 1, "folding": False, "n": 0, "p": {}},
-        }
-        for board, j in current.items()
+        b: {"v": j["v"] + 1, "epoch": j.get("epoch", 0) + 1, **empty} for b, j in current.items()
     }
-    journals_swap(current, emptied)
-    return emptied
+    journals_swap([(b, current[b]["v"], {"$set": j}) for b, j in emptied.items()])
+    kept = {b: {k: j[k] for k in _KEPT if k in j} for b, j in current.items()}
+    return {b: {**kept[b], **j, READ_WHOLE: True} for b, j in emptied.items()}
 
 
 # --- group ranklists ---------------------------------------------------------------------------
@@ -301,9 +459,10 @@ def group_moves(
 ) -> dict[str, dict[tuple[str, str], list[moving.Move]]]:
     """{board: {(day, ranklist scope): moves}}: every group whose order of a day this batch moves
     leaves the record its histogram gave before the batch for the one it gives after (see
-    `groups`). Both histograms are the manifest's with the journal's part laid over it, before
-    and after this batch's moves, as a reader would see them; so each ranklist holds, for every
-    group, the record of the histogram readers see, and a batch moves it from there."""
+    `groups`). Both histograms are the manifest's with the journal's part laid over it (its
+    histogram change ``h``, read with the pairs of the programmers moved), before and after
+    this batch's moves, as a reader would see them; so each ranklist holds, for every group, the
+    record of the histogram readers see, and a batch moves it from there."""
     moves: dict[str, dict[tuple[str, str], list[moving.Move]]] = {}
     for board, parts in by_part.items():
         journal = journals[board]
@@ -313,22 +472,28 @@ def group_moves(
             if kind is None:
                 continue
             base = bases[orders.order_id(board, day_key, scope)]
-            before = _part_unpack(packed.get(_part_key(day_key, scope), b""))
+            key = _part_key(day_key, scope)
+            before = _part_pairs(packed.get(key, {}))
             after = dict(before)
             for move in member_moves:
                 _journal_move(after, move)
-            old = groups.record(scope, _histogram_laid(base, epoch, before.values()))
-            new = groups.record(scope, _histogram_laid(base, epoch, after.values()))
+            change = _change_read(journal.get("h", {}).get(key, {}))
+            old = groups.record(scope, _histogram_laid(base, epoch, change))
+            change.update(_pairs_histogram(after.values()))
+            change.subtract(_pairs_histogram(before.values()))
+            new = groups.record(scope, _histogram_laid(base, epoch, change))
             if old != new:
                 place = (day_key, groups.ranklist_scope(kind))
                 moves.setdefault(board, {}).setdefault(place, []).append(moving.Move(old, new))
     return moves
 
 
-def _histogram_laid(base: sets.Manifest, epoch: int, pairs: Iterable) -> dict[int, int]:
-    """The histogram of a manifest read for its histogram only, with a journal's part of that
-    epoch laid over it unless it holds that epoch already (as `reading` does)."""
-    manifest = sets.Manifest(histogram=base.histogram, lasts=None)
-    if base.folded < epoch:
-        manifest.journal_lay(pairs)
-    return manifest.histogram
+def _histogram_laid(base: sets.Manifest, epoch: int, change: Mapping[int, int]) -> dict[int, int]:
+    """The histogram of a manifest read for its histogram only, with the change a journal's part
+    of that epoch makes laid over it unless it holds that epoch already (as `reading` does, a
+    count never below zero)."""
+    if base.folded >= epoch:
+        return dict(base.histogram)
+    laid = Counter(base.histogram)
+    laid.update(change)
+    return {score: count for score, count in laid.items() if count > 0}

@@ -394,22 +394,10 @@ def _inlined(manifest: sets.Manifest, rewrite: moving.Rewrite) -> dict[int, tupl
     return {only: found} if found else {}
 
 
-def manifests_swap_writes(swaps: list[tuple[str, int, dict]]) -> list:
-    """`manifests_swap` as writes sent first among others (`mongo.write_together`): each an
-    upsert, so a version gone meets a duplicate key and stops what follows."""
-    where = mongo.namespace(orders())
-    return [
-        InsertOne({"_id": order, **document}, namespace=where)
-        if expected == 0
-        else ReplaceOne({"_id": order, "v": expected}, document, upsert=True, namespace=where)
-        for order, expected, document in swaps
-    ]
-
-
 def manifests_swap(swaps: list[tuple[str, int, dict]]) -> None:
-    """Compare-and-swap manifests (and journals) on their version: one that somebody else changed
-    first (only an applier that outlived its lease can) keeps the newer writer's state, and the
-    moves stay pending (`OrdersConflict`)."""
+    """Compare-and-swap manifests on their version (a journal's: `journals.journals_swap`): one
+    that somebody else changed first (only an applier that outlived its lease can) keeps the
+    newer writer's state, and the moves stay pending (`OrdersConflict`)."""
     operations = [
         InsertOne({"_id": order, **document})
         if expected == 0

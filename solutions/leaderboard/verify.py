@@ -131,7 +131,8 @@ def _orders_stored(board_slug: str, oldest_day: int) -> set[tuple[str, str]]:
         if len(parts) == 3:  # not the board's journal
             places.add((parts[1], parts[2]))
     journal = orders.orders().find_one({"_id": journals.journal_id(board_slug)}, {"p": 1})
-    places.update(journals._part_order(key) for key in (journal or {}).get("p", {}))
+    parts = (journal or {}).get("p", {})
+    places.update(journals._part_order(key) for key, pairs in parts.items() if pairs)
     return {
         (day_key, scope)
         for day_key, scope in places
