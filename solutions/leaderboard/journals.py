@@ -317,12 +317,24 @@ def group_moves(
             after = dict(before)
             for move in member_moves:
                 _journal_move(after, move)
-            old = groups.record(scope, _histogram_laid(base, epoch, before.values()))
-            new = groups.record(scope, _histogram_laid(base, epoch, after.values()))
+            old = _record_laid(board, day_key, scope, base, epoch, before.values())
+            new = _record_laid(board, day_key, scope, base, epoch, after.values())
             if old != new:
                 place = (day_key, groups.ranklist_scope(kind))
                 moves.setdefault(board, {}).setdefault(place, []).append(moving.Move(old, new))
     return moves
+
+
+def _record_laid(
+    board: str, day_key: str, scope: str, base: sets.Manifest, epoch: int, pairs: Iterable
+) -> bytes | None:
+    """A group's record from its histogram with these pairs laid over it; from its order read
+    with them laid when the histogram counts buckets (`reading.group_record`)."""
+    if base.shift:
+        from . import reading  # imported here: `reading` reads the journals
+
+        return reading.group_record(board, day_key, scope, laid=(epoch, list(pairs)))
+    return groups.record(scope, _histogram_laid(base, epoch, pairs))
 
 
 def _histogram_laid(base: sets.Manifest, epoch: int, pairs: Iterable) -> dict[int, int]:
