@@ -195,8 +195,10 @@ def board_score_range(
     the range is empty."""
     day = today() if day is None else day
 
+    edges = {min_score, *([] if max_score is None else [max_score + 1])}
+
     def ask(view: reading.OrderView) -> tuple[dict[int, int], int, list[bytes]]:
-        histogram = view.histogram
+        histogram = view.histogram_at(edges)
         total = sum(
             n
             for score, n in histogram.items()
@@ -205,7 +207,9 @@ def board_score_range(
         above = 0 if max_score is None else leaderboard.at_or_above(histogram, max_score + 1)
         skip = (page - 1) * page_size
         wanted = max(0, min(page_size, total - skip))
-        return histogram, total, view.records(above + skip, wanted) if wanted else []
+        records = view.records(above + skip, wanted) if wanted else []
+        scores = map(sets.record_score, records)
+        return view.histogram_at(edges | reading.rank_thresholds(scores)), total, records
 
     histogram, total, records = reading.order_read(board.slug, day_key(board, day), scope, ask)
     found = ScoreRange(
@@ -227,7 +231,7 @@ def board_score_range(
 def board_at_or_above(*, board: Board, score: int, day: int | None = None, scope: str = "") -> int:
     """How many programmers of a board day score `score` or more: the day's histogram alone."""
     day = today() if day is None else day
-    histogram = reading.histogram_read(board.slug, day_key(board, day), scope)
+    histogram = reading.histogram_read(board.slug, day_key(board, day), scope, at=[score])
     return leaderboard.at_or_above(histogram, score)
 
 
@@ -338,7 +342,8 @@ def _order_around(
     """The day's histogram and, with `places`, what `_neighbourhood` finds of `record` in one
     read of the order; without, the root's histogram alone (no place, no records)."""
     if not places:
-        return reading.histogram_read(board.slug, key, scope), None, [], 0
+        at = reading.rank_thresholds([sets.record_score(record)])
+        return reading.histogram_read(board.slug, key, scope, at=at), None, [], 0
     return reading.order_read(
         board.slug, key, scope, lambda view: _neighbourhood(view, record, around)
     )
@@ -356,12 +361,16 @@ def _rows_around(
 def _neighbourhood(
     view: reading.OrderView, record: bytes, around: int
 ) -> tuple[dict[int, int], int | None, list[bytes], int]:
-    """(the histogram, the record's place, the records from `first` to `around` past it, first)."""
+    """(the histogram, exact at their scores, the record's place, the records from `first` to
+    `around` past it, first)."""
     position = view.position(record)
     if position is None or around <= 0:
-        return view.histogram, position, [], position or 0
+        at = reading.rank_thresholds([sets.record_score(record)])
+        return view.histogram_at(at), position, [], position or 0
     first = max(0, position - around)
-    return view.histogram, position, view.records(first, position - first + 1 + around), first
+    records = view.records(first, position - first + 1 + around)
+    at = reading.rank_thresholds(map(sets.record_score, [record, *records]))
+    return view.histogram_at(at), position, records, first
 
 
 def _forecast_days(board: Board, days: int) -> list[int]:
@@ -528,7 +537,7 @@ def group_standing(*, board: Board, scope: str, day: int | None = None) -> Group
         return None
     day = today() if day is None else day
     key = day_key(board, day)
-    record = groups.record(scope, reading.histogram_read(board.slug, key, scope))
+    record = reading.group_record(board.slug, key, scope)
     if record is None:
         return None
     group = groups.Ranked.of(record)
@@ -599,11 +608,14 @@ def programmers_places(
                 {pid: view.position(m.record()) for pid, m in members.items()} if unique else {}
             )
             near = _neighbourhood(view, wanted.record(), around) if wanted else None
-            return view.histogram, positions, near
+            seen = [member.score for member in members.values()]
+            seen += map(sets.record_score, near[2] if near else [])
+            return view.histogram_at(reading.rank_thresholds(seen)), positions, near
 
         histogram, positions, near = reading.order_read(board.slug, key, scope, question)
     else:
-        histogram, positions, near = reading.histogram_read(board.slug, key, scope), {}, None
+        at = reading.rank_thresholds(member.score for member in members.values())
+        histogram, positions, near = reading.histogram_read(board.slug, key, scope, at=at), {}, None
     rows = {
         pid: Row(
             _rank(histogram, member.score, positions.get(pid)),

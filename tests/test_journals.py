@@ -15,8 +15,8 @@ from pymongo import MongoClient
 from solutions import mongo, selectors, services
 from solutions.leaderboard import journals, orders
 from solutions.models import Problem
-from tests.commands import CommandLog
 from tests.conftest import NOW, make_programmer
+from tests.support.commands import CommandLog
 
 
 @pytest.fixture

@@ -23,6 +23,11 @@ by 2^-64 (about 5e-20) or more, as two different scores of groups of up to 27 me
 a rank (1, 2, 2, 4), compared by key. Pages show the score with one decimal, rounded half up
 (`score_tenths`; S * 10 is never exactly halfway, as its denominator is a power of 5).
 
+**A group with many distinct scores.** Past `sets.HISTOGRAM_MAX` distinct scores a histogram
+counts buckets of scores (see `sets.Manifest`); the key then takes the scores of the group's
+best places from its order itself, in order (`record_of`, `reading.OrderView.group_record`):
+the HEAD best, and more only in the rare case above.
+
 **A group in a ranklist** is a record of the same width as a board day's members (see `sets`), so
 a ranklist is an order like any other: sorted sets with a manifest, journaled by the batch that
 moves the members and folded with them, paged by `_id` at any size. Its bytes:
@@ -43,7 +48,7 @@ beside it (``orders.group_names_write``), as an organization's name is free text
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from . import sets
@@ -116,11 +121,27 @@ def _head(buckets: list[tuple[int, int]], places: int) -> tuple[int, int]:
 def score_key(histogram: Mapping[int, int]) -> int:
     """floor(S * 2^64) of a group with this histogram, exactly (see the module docstring)."""
     buckets = sorted(((s, n) for s, n in histogram.items() if s > 0 and n > 0), reverse=True)
-    total = sum(n for _s, n in buckets)
+    return _score_key(sum(n for _s, n in buckets), lambda _places: buckets)
+
+
+def _runs(scores: list[int]) -> list[tuple[int, int]]:
+    """(score, members) of scores listed best first, one pair a run of equal scores."""
+    runs: list[tuple[int, int]] = []
+    for score in scores:
+        if runs and runs[-1][0] == score:
+            runs[-1] = (score, runs[-1][1] + 1)
+        elif score > 0:
+            runs.append((score, 1))
+    return runs
+
+
+def _score_key(total: int, best: Callable[[int], list[tuple[int, int]]]) -> int:
+    """`score_key` of a group of `total` members, `best(n)` giving (score, members) of at
+    least its n best places (or all), best first."""
     head = HEAD
     while True:
         places = min(head, total)
-        numerator, next_score = _head(buckets, places)
+        numerator, next_score = _head(best(places + 1), places)
         low = (numerator << FRACTION_BITS) // _power(5, places)
         if places == total:
             return low
@@ -173,6 +194,15 @@ def record(scope: str, histogram: Mapping[int, int]) -> bytes | None:
     if not count:
         return None
     return _packed(min(score_key(histogram), KEY_MAX), group_id(scope), count)
+
+
+def record_of(scope: str, total: int, scores_from_top: Callable[[int], list[int]]) -> bytes | None:
+    """`record` of a group of `total` members on the board whose scores, best first, the first
+    n of them, `scores_from_top(n)` gives (when its histogram counts buckets)."""
+    if not total:
+        return None
+    key = _score_key(total, lambda places: _runs(scores_from_top(places)))
+    return _packed(min(key, KEY_MAX), group_id(scope), total)
 
 
 def _packed(key: int, gid: int, count: int) -> bytes:

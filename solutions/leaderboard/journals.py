@@ -1,33 +1,32 @@
 """The journal of each board: the moves of a solve, recorded pair by pair, folded in bulk.
 
-**Journals** (``<board>|journal`` in ``orders``): a solve moves its programmer in every order of
-the days it touches (up to the frontier, on every board, once more with each group), and writing
-the manifests is what a solve would cost, each some 80 KB at a million programmers. So a solve
-records its moves in one document per board instead: for each order (a **part**, ``p.<part
-key>``), each programmer's pair (the record the manifest holds, the record they hold now), one
-field a programmer (``p.<part key>.<programmer id>``, see `_pair_field`). A programmer moving
-again replaces their pair, so a journal grows with the programmers who moved, not with their
-solves. Once a journal holds JOURNAL_MAX programmers' pairs (``n``), the batch that filled it
-folds it into the manifests and sets and empties it in a new **epoch**; each manifest records the
-epoch it holds (``folded``).
+**Journals** (``<board>|journal`` in ``orders``): rather than write the manifests of every order it
+moves its programmer in, a solve records its moves in one document per board: for each order (a
+**part**, ``p.<part key>``), each programmer's pair (the record the manifest holds, the record they
+hold now), one field a programmer (``p.<part key>.<programmer id>``). A programmer moving again
+replaces their pair, so a journal grows with the programmers who moved, not with their solves. Once
+a journal holds JOURNAL_MAX programmers' pairs (``n``), the batch that filled it folds it into the
+manifests and sets and empties it in a new **epoch**; each manifest records the epoch it holds
+(``folded``).
 
 **A batch reads and writes what it changes.** A batch reads of each journal its head (version,
 epoch, ``n``, frontier) and only the pairs of the programmers it moves (a projection of their
 fields), and writes one update: the pairs changed (``$set``, ``$unset`` of a pair that moving back
 left empty) with ``$inc`` of ``n``, compare-and-swapped on the version ``v`` like every journal
 write (`_swap`: an upsert, so a version gone meets a duplicate key and stops the ordered bulk it
-leads, see `applier._batch_write`). So a solve's bytes do not grow with what the journal holds:
-on a replica set only the changed pairs go through the oplog. Readers read the one part they lay
-over the root (`journal_part`); folds and the day change read the journal whole.
+leads, see `applier._batch_write`). So a solve's bytes do not grow with what the journal holds: on
+a replica set only the changed pairs go through the oplog. Readers read the one part they lay over
+the root (`journal_part`); folds and the day change read the journal whole.
 
 **Group ranklists** (scope ``groups:country`` or ``groups:org`` of each board day): the groups
 ranked against each other, one record a group computed from its own order's histogram (see
 `groups`), kept as an order like the others. A batch moving programmers in a group's order needs
 that order's histogram as readers see it (the manifest's with the part laid over it) before and
-after its moves (`group_moves`): rather than the whole part, it reads the sum its pairs make of
-the histogram (``h.<part key>``: {score: change of its count}, kept by ``$inc`` in the same
-update as the pairs), and records each group's move in the ranklist's part; folds, pages and
-prunes treat them as any order. A group's scope is kept by its id in ``group_names``.
+after its moves (`group_moves`): rather than the whole part, it reads the sum its pairs make of the
+histogram (``h.<part key>``: {score: change of its count}, kept by ``$inc`` in the same update as
+the pairs), and records each group's move in the ranklist's part (a histogram of buckets, see
+`sets`, takes the records from the order and the whole part instead:
+`reading.group_records_moved`); folds, pages and prunes treat them as any order.
 """
 
 from __future__ import annotations
@@ -43,18 +42,16 @@ from pymongo.errors import BulkWriteError
 from .. import mongo
 from . import days_kept, groups, lease, maths, moving, order_documents, orders, sets
 
-# Programmers' moves a board's journal holds before they are folded into orders. The moves of the
-# groups in the ranklists ride along uncounted: a programmer with g groups makes (1 + g) moves a
-# day on a board and at most g of groups, so they add at most 2/3 to a journal, and counting
-# them would fold half as often again, each fold rewriting the same big manifests.
+# Programmers' moves a journal holds before it is folded. The groups' moves in the ranklists ride
+# along uncounted (at most g of them for a programmer's 1 + g): counting them would fold as often
+# again, each fold rewriting the same big manifests.
 JOURNAL_MAX = 1024
 _PAIR_WIDTH = 1 + 2 * sets.RECORD_BYTES  # which of the two is there, then gone and came
 # The journal fields a batch reads and writes by name at most (a solve: a few dozen); past it, it
-# reads the journals whole and sets their parts whole. SecantusDB projected 60 fields of 40
-# documents in 0.07 s, 600 in 0.9 s, 6,000 in 95 s; it set 300 dotted fields in 0.36 s, 3,000 in 26.
+# reads the journals whole and sets their parts whole: the embedded server's projection and
+# dotted `$set` cost the square of their fields (docs/decisions/0004).
 PROJECTED_MAX = 64
-# Marks a journal read whole, in memory only (no stored field's name has a space).
-READ_WHOLE = "read whole"
+READ_WHOLE = "read whole"  # in memory only: marks a journal read whole (no field has a space)
 
 Pair = tuple[bytes | None, bytes | None]
 Parts = Mapping[tuple[str, str], list[moving.Move]]
@@ -231,9 +228,7 @@ def _change_read(change: Mapping[str, int]) -> Counter:
     return Counter({int(score): by for score, by in change.items()})
 
 
-# What a journal keeps through every write and fold: the board's frontier (the last day whose
-# orders are kept, see `day_change`), how far the preparation of the next has got, and the
-# board's window (which days a solve counts on).
+# Kept through every write and fold: the frontier, the next day's preparation, the window.
 _KEPT = ("frontier", "prep", "window")
 _HEAD = {"v": 1, "epoch": 1, "folding": 1, "n": 1, "layout": 1, **dict.fromkeys(_KEPT, 1)}
 _JOURNAL = {**_HEAD, "p": 1, "h": 1}
@@ -245,14 +240,14 @@ LAYOUT = 2
 def fold_first(journal: dict) -> bool:
     """Whether a journal must be folded before a batch adds to it: a fold stopped midway, or a
     journal of the layout before this one (written whole, never folded since)."""
-    outdated = journal.get("v", 0) > 0 and journal.get("layout") != LAYOUT
-    return bool(journal.get("folding")) or outdated
+    return bool(journal.get("folding")) or (
+        journal.get("v", 0) > 0 and journal.get("layout") != LAYOUT
+    )
 
 
 @dataclass(frozen=True)
 class Head:
-    """What a batch reads of a board's journal before anything else: its version, the board's
-    frontier (None before its first batch) and the window it keeps (see `day_change`)."""
+    """What a batch reads first of a journal: its version, frontier (or None) and window."""
 
     version: int = 0
     frontier: int | None = None
@@ -477,11 +472,16 @@ def group_moves(
             after = dict(before)
             for move in member_moves:
                 _journal_move(after, move)
-            change = _change_read(journal.get("h", {}).get(key, {}))
-            old = groups.record(scope, _histogram_laid(base, epoch, change))
-            change.update(_pairs_histogram(after.values()))
-            change.subtract(_pairs_histogram(before.values()))
-            new = groups.record(scope, _histogram_laid(base, epoch, change))
+            if base.shift:  # a histogram of buckets: the records from the order itself
+                from . import reading  # imported here: `reading` reads the journals
+
+                old, new = reading.group_records_moved(board, day_key, scope, epoch, before, after)
+            else:
+                change = _change_read(journal.get("h", {}).get(key, {}))
+                old = groups.record(scope, _histogram_laid(base, epoch, change))
+                change.update(_pairs_histogram(after.values()))
+                change.subtract(_pairs_histogram(before.values()))
+                new = groups.record(scope, _histogram_laid(base, epoch, change))
             if old != new:
                 place = (day_key, groups.ranklist_scope(kind))
                 moves.setdefault(board, {}).setdefault(place, []).append(moving.Move(old, new))

@@ -157,6 +157,11 @@ def score_floor_key(score: int) -> int:
     return score << TIME_BITS
 
 
+# The histograms below are exact, or exact at the scores asked: a day with more distinct scores
+# than a root holds counts buckets, and a reader cuts the buckets it needs at those scores
+# (`reading.OrderView.histogram_at`); `score_at_offset` needs an exact one.
+
+
 def shared_rank(histogram: Mapping[int, int], score: int) -> int:
     """Standard competition ranking: 1 + the number of programmers with a strictly better score."""
     return 1 + sum(count for other, count in histogram.items() if other > score)
@@ -175,7 +180,8 @@ def board_total(histogram: Mapping[int, int]) -> int:
 
 def score_at_offset(histogram: Mapping[int, int], offset: int) -> tuple[int, int] | None:
     """The score held by the programmer at 0-based `offset` of the board, and how many rank above
-    that whole score. None when the board is shorter."""
+    that whole score. None when the board is shorter. Of an exact histogram only (a bucket
+    knows no score of its own: the record at the offset does)."""
     above = 0
     for score in sorted((s for s, n in histogram.items() if s > 0 and n > 0), reverse=True):
         if offset < above + histogram[score]:

@@ -35,6 +35,7 @@ def manifest_decode(document: dict | None) -> sets.Manifest:
     """A manifest from its stored columns (see `manifest_document`), as far as they were read."""
     if document is None:
         return sets.Manifest()
+    histogram, shift = sets.histogram_unpack(document.get("hist", b""))
     manifest = sets.Manifest(
         version=document.get("v", 0),
         ids=document.get("ids", b""),
@@ -43,7 +44,8 @@ def manifest_decode(document: dict | None) -> sets.Manifest:
         lasts=document.get("lasts"),
         score_counts=document.get("nscores"),
         score_pairs=_score_pairs(document),
-        histogram=sets.histogram_unpack(document.get("hist", b"")),
+        histogram=histogram,
+        shift=shift,
         trash=_ids_unpack(document.get("trash", b"")),
         arrivals=_arrivals_unpack(document.get("arrivals", b"")),
         level=document.get("lvl", 0),
@@ -84,7 +86,8 @@ def _arrivals_pack(arrivals: dict[bytes, int]) -> bytes:
 def manifest_document(manifest: sets.Manifest) -> dict:
     """A manifest as stored (a root, or a node of the tree, see `tree`): its level, one binary
     value for each column of its entries (id, version, length, separator of the last member,
-    number of score counts), their score counts, the histogram, the records of a small order's
+    number of score counts), their score counts, the histogram (after the mark of its shift when
+    coarse, see `sets.Manifest`), the records of a small order's
     one set, the ids (8 bytes each) of the sets and nodes to delete once no reader can still be
     on their way to them, and the arrivals (each with the id of its set)."""
     inline = next(iter(manifest.inline.values()), None)
@@ -97,7 +100,7 @@ def manifest_document(manifest: sets.Manifest) -> dict:
         "lasts": Binary(bytes(manifest.lasts or b"")),
         "nscores": Binary(bytes(manifest.score_counts)),
         "pairs": Binary(bytes(manifest.score_pairs)),
-        "hist": Binary(sets.histogram_pack(manifest.histogram)),
+        "hist": Binary(sets.histogram_pack(manifest.histogram, manifest.shift)),
         "inline": Binary(inline[1]) if inline else None,
         "trash": Binary(b"".join(set_id.to_bytes(8, "big") for set_id in manifest.trash)),
         "arrivals": Binary(_arrivals_pack(manifest.arrivals)),

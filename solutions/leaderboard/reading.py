@@ -14,6 +14,13 @@ A writer writes sets and nodes before the root (see `orders`): a reader that fin
 the entry that lists it reads again from the start (`order_read`), and on its last try takes
 them as they are.
 
+A day with more distinct scores than a root's histogram holds counts them in buckets (see
+`sets.Manifest`): a question about a score inside a bucket (how many score it or more) is
+answered by descending the tree to the first member with a lower score, as a place is found
+(`OrderView.at_or_above`), so a request asks its view for the histogram exact at the scores it
+ranks (`OrderView.histogram_at`); a question asked of the histogram alone reads the order's
+documents again, for that descent (`_Coarse`). A day with few distinct scores reads the root.
+
 A day past its board's frontier has no orders yet (see `day_change`): on a site where no lease
 holder prepared it before midnight, its first reader waits for one to (`applier.day_wait`).
 """
@@ -21,11 +28,12 @@ holder prepared it before midnight, its first reader waits for one to (`applier.
 from __future__ import annotations
 
 import bisect
+import functools
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from . import journals, maths, moving, order_documents, orders, sets, tree
+from . import groups, journals, maths, moving, order_documents, orders, sets, tree
 
 READ_RETRIES = 3
 T = TypeVar("T")
@@ -40,16 +48,30 @@ class _NotPrepared(Exception):
     """The day is past its board's frontier: its orders are not made yet."""
 
 
+class _Coarse(Exception):
+    """The histogram counts buckets and the root was read for its histogram alone: a count
+    inside a bucket descends the tree, which needs the root's other columns."""
+
+
 class OrderView:
     """One board day's order as one request reads it: each document at most once."""
 
     def __init__(
-        self, board_slug: str, day_key: str, scope: str, *, last_try: bool, fields: dict
+        self,
+        board_slug: str,
+        day_key: str,
+        scope: str,
+        *,
+        last_try: bool,
+        fields: dict,
+        laid: tuple[int, Pairs] | None = None,
     ) -> None:
         # The journal's part first: a fold writes the roots before it empties the journal, so a
         # part read before the root is either still to be laid (the root's `folded` is older
-        # than the part's epoch) or already in it.
-        epoch, pairs, frontier = journals.journal_part(board_slug, day_key, scope)
+        # than the part's epoch) or already in it. `laid`: (epoch, pairs) to lay instead.
+        epoch, pairs, frontier = (
+            laid + (None,) if laid else journals.journal_part(board_slug, day_key, scope)
+        )
         if frontier is not None and day_key != maths.ALL_TIME_KEY and int(day_key) > frontier:
             raise _NotPrepared
         self.order = orders.order_id(board_slug, day_key, scope)
@@ -62,8 +84,46 @@ class OrderView:
 
     @property
     def histogram(self) -> dict[int, int]:
-        """{score: members} of the day: the root alone."""
+        """{score: members} of the day as the root counts them (by bucket when coarse: ask
+        `histogram_at` for counts exact at given scores)."""
         return self.root.histogram
+
+    def histogram_at(self, thresholds: Iterable[int]) -> dict[int, int]:
+        """The day's histogram, exact at these scores: for each t of them, the counts of the
+        keys t or more add up to the members scoring t or more (so `maths.at_or_above`,
+        `shared_rank` at t - 1 and `board_total` at 1 are exact). The root alone, unless it
+        counts buckets and some t falls inside one: that bucket is cut at t by a descent."""
+        shift, histogram = self.root.shift, self.root.histogram
+        inside = sorted({t for t in thresholds if t > 0 and sets.bucket(t, shift) != t})
+        if not inside:
+            return histogram
+        if self.root.lasts is None:
+            raise _Coarse
+        refined, width = dict(histogram), 1 << shift
+        for low in sorted({sets.bucket(t, shift) for t in inside}):
+            above = sum(n for score, n in histogram.items() if score >= low + width)
+            cuts = [t for t in inside if sets.bucket(t, shift) == low]
+            counts = [above + refined.pop(low, 0), *map(self.at_or_above, cuts), above]
+            for edge, count, below in zip([low, *cuts], counts, counts[1:], strict=False):
+                if count > below:
+                    refined[edge] = count - below
+        return refined
+
+    def at_or_above(self, score: int) -> int:
+        """How many members score `score` or more: those before the first with less, found by
+        descending the tree like a place."""
+        return self.before(sets.score_probe(score - 1))
+
+    def group_record(self, scope: str) -> bytes | None:
+        """The group's record in its ranklist (see `groups`), from the histogram, or when it
+        counts buckets from the scores of the group's best members, read in order."""
+        if not self.root.shift:
+            return groups.record(scope, self.histogram)
+        total = groups.members(self.histogram_at([1]))
+        return groups.record_of(scope, total, self._scores_from_top)
+
+    def _scores_from_top(self, count: int) -> list[int]:
+        return [sets.record_score(record) for record in self.records(0, count)]
 
     def _child(self, node: sets.Manifest, index: int, pairs: Pairs) -> tuple[sets.Manifest, Pairs]:
         """The node listed at `index` of `node`, with its share of the journal laid over it."""
@@ -182,15 +242,21 @@ def order_read(
     question: Callable[[OrderView], T],
     *,
     fields: dict = order_documents.PAGE,
+    laid: tuple[int, Pairs] | None = None,
 ) -> T:
     """Answer `question` about a board day's order, each document read at most once; again from
-    the start when a writer was caught between its writes, or once the day is prepared."""
+    the start when a writer was caught between its writes, or once the day is prepared, or with
+    every column of the root when the histogram alone cannot answer (`_Coarse`)."""
     attempt = 0
     while True:
         last_try = attempt == READ_RETRIES - 1
         try:
-            view = OrderView(board_slug, day_key, scope, last_try=last_try, fields=fields)
+            view = OrderView(
+                board_slug, day_key, scope, last_try=last_try, fields=fields, laid=laid
+            )
             return question(view)
+        except _Coarse:
+            fields = order_documents.PAGE
         except _Behind:
             time.sleep(0.002 * (attempt + 1))
             attempt += 1
@@ -201,13 +267,53 @@ def order_read(
             applier.day_wait(board_slug, int(day_key))
 
 
-def histogram_read(board_slug: str, day_key: str, scope: str = "") -> dict[int, int]:
-    """{score: number of programmers} of one board day: the journal's part and the root."""
-    return order_read(board_slug, day_key, scope, _histogram, fields=order_documents.HISTOGRAM)
+def histogram_read(
+    board_slug: str, day_key: str, scope: str = "", at: Iterable[int] = (1,)
+) -> dict[int, int]:
+    """{score: number of programmers} of one board day, exact at the scores `at` (see
+    `OrderView.histogram_at`): the journal's part and the root (then the order read again
+    and descended, when the root counts buckets and a score of `at` falls inside one)."""
+    wanted = list(at)
+    return order_read(
+        board_slug,
+        day_key,
+        scope,
+        lambda view: view.histogram_at(wanted),
+        fields=order_documents.HISTOGRAM,
+    )
 
 
-def _histogram(view: OrderView) -> dict[int, int]:
-    return view.histogram
+def rank_thresholds(scores: Iterable[int]) -> set[int]:
+    """The scores at which a histogram must be exact to give these scores their shared ranks,
+    how many score as much or more, and the board's total."""
+    return {1, *(t for score in scores for t in (score, score + 1))}
+
+
+def group_record(
+    board_slug: str, day_key: str, scope: str, laid: tuple[int, Pairs] | None = None
+) -> bytes | None:
+    """A group's record in its ranklist on a board day, from its order (`OrderView
+    .group_record`): the root's histogram, or the group's best members when it counts buckets.
+    `laid`: the (epoch, pairs) to lay over it instead of the journal's part."""
+    question = functools.partial(OrderView.group_record, scope=scope)
+    return order_read(
+        board_slug, day_key, scope, question, fields=order_documents.HISTOGRAM, laid=laid
+    )
+
+
+def group_records_moved(
+    board_slug: str, day_key: str, scope: str, epoch: int, before: dict, after: dict
+) -> tuple[bytes | None, bytes | None]:
+    """A group's records before and after a batch moves some of its members (`before`: their
+    pairs as the journal holds them, `after`: once moved), when its histogram counts buckets:
+    from its order with the journal's whole part laid over it, read for it, as the histogram
+    change the journal keeps counts exact scores that buckets cannot take (see `journals`)."""
+    _epoch, pairs, _frontier = journals.journal_part(board_slug, day_key, scope)
+    moved = {*before, *after}
+    kept = [pair for pair in pairs if sets.record_programmer(pair[0] or pair[1]) not in moved]
+    old = group_record(board_slug, day_key, scope, laid=(epoch, pairs))
+    new = group_record(board_slug, day_key, scope, laid=(epoch, [*kept, *after.values()]))
+    return old, new
 
 
 def order_page(
@@ -215,9 +321,13 @@ def order_page(
 ) -> tuple[dict[int, int], list[sets.Member]]:
     """A board day's histogram and `limit` members from 0-based `offset`, in listing order: the
     root, a node a level, then the one or two sets holding them."""
-    histogram, records = order_read(
-        board_slug, day_key, scope, lambda view: (view.histogram, view.records(offset, limit))
-    )
+
+    def page(view: OrderView) -> tuple[dict[int, int], list[bytes]]:
+        records = view.records(offset, limit)
+        scores = map(sets.record_score, records)
+        return view.histogram_at(rank_thresholds(scores)), records
+
+    histogram, records = order_read(board_slug, day_key, scope, page)
     return histogram, [sets.Member.from_record(record) for record in records]
 
 

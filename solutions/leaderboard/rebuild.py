@@ -15,7 +15,7 @@ ranklists are built last.
 from __future__ import annotations
 
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -212,10 +212,11 @@ def _orders_build(
     files = spill.files()
     progress.phase(f"orders of {board_slug}", len(files), "orders")
 
-    def ranked(order: str, manifest: sets.Manifest) -> None:
+    def ranked(order: str, records: list[bytes]) -> None:
         day_key, scope = spill.places[order]
         kind = groups.kind_of(scope)
-        if kind and (record := groups.record(scope, manifest.histogram)):
+        # Counted from the records: a root's histogram may count buckets (`sets.Manifest`).
+        if kind and (record := groups.record(scope, Counter(map(sets.record_score, records)))):
             ranklists.append(
                 orders.order_id(board_slug, day_key, groups.ranklist_scope(kind)), record
             )
@@ -228,18 +229,18 @@ def _orders_build(
 
 def _orders_sort_and_write(
     files: dict[str, Path],
-    built_one: Callable[[str, sets.Manifest], object] = lambda *_: None,
+    built_one: Callable[[str, list[bytes]], object] = lambda *_: None,
     progress: Progress = QUIET,
 ) -> int:
     """Each order of these files sorted and cut into sets, written a few MB at a time; `built_one`
-    is told of each order built."""
+    is told of each order built (its records, sorted)."""
     built: dict = {}
     size = 0
     for order, path in files.items():
         records = sets.records_of(path.read_bytes())
         records.sort()
         built[order] = moving.sets_build(records, born=orders.order_born(order))
-        built_one(order, built[order][0])
+        built_one(order, records)
         size += sum(len(blob) for _v, blob in built[order][1].written.values())
         if size > WRITE_BYTES:
             orders.orders_write(built)

@@ -73,6 +73,11 @@ MAX_KEY = 2**63 - 1
 # every member below it, millions on a big board.
 SCORE = struct.Struct(">II")
 HISTOGRAM = struct.Struct(">II")  # a (score, members) pair of a day's histogram
+# Buckets a manifest's histogram holds before it counts coarser ones (see `Manifest.shift`): the
+# root of a day with more distinct scores still holds at most 32 KB of histogram and 33 KB of
+# its entries' score counts.
+HISTOGRAM_MAX = 4096
+SHIFT_MARK = 2**32 - 1  # the first pair of a coarse histogram as stored: (SHIFT_MARK, its shift)
 
 
 @dataclass(frozen=True)
@@ -141,12 +146,38 @@ def scores_unpack(packed: bytes) -> dict[int, int]:
     return dict(SCORE.iter_unpack(packed))
 
 
-def histogram_pack(histogram: dict[int, int]) -> bytes:
-    return b"".join(HISTOGRAM.pack(s, n) for s, n in sorted(histogram.items(), reverse=True))
+def histogram_pack(histogram: dict[int, int], shift: int = 0) -> bytes:
+    """A histogram as stored: its pairs, best first, after a mark of its shift when coarse."""
+    mark = HISTOGRAM.pack(SHIFT_MARK, shift) if shift else b""
+    return mark + b"".join(HISTOGRAM.pack(s, n) for s, n in sorted(histogram.items(), reverse=True))
 
 
-def histogram_unpack(packed: bytes) -> dict[int, int]:
-    return dict(HISTOGRAM.iter_unpack(packed))
+def histogram_unpack(packed: bytes) -> tuple[dict[int, int], int]:
+    """(the histogram, its shift) of `histogram_pack`."""
+    histogram = dict(HISTOGRAM.iter_unpack(packed))
+    return histogram, histogram.pop(SHIFT_MARK, 0)
+
+
+def bucket(score: int, shift: int) -> int:
+    """The lowest score of the bucket holding `score` in a histogram of this shift."""
+    return score >> shift << shift
+
+
+def coarsened(scores: dict[int, int], shift: int) -> dict[int, int]:
+    """Score counts counted in the buckets of this shift (exact: buckets nest)."""
+    if not shift:
+        return dict(scores)
+    counted: Counter[int] = Counter()
+    for score, members in scores.items():
+        counted[bucket(score, shift)] += members
+    return dict(counted)
+
+
+def score_probe(score: int) -> bytes:
+    """Bytes after every record of a better score than `score` and before every other record:
+    how many records sort before them is how many members score more (see `reading`)."""
+    key = max(0, score + 1) << maths.TIME_BITS
+    return (MAX_KEY - key + 1).to_bytes(8, "big") + bytes(RECORD_BYTES - 8)
 
 
 def separator(record: bytes) -> bytes:
@@ -163,7 +194,8 @@ class SetInfo:
     version: int
     length: int
     last: bytes  # the separator of its last member
-    scores: dict[int, int]  # score -> members of the set with it
+    scores: dict[int, int]  # score -> members of the set with it (or bucket -> members, below)
+    shift: int = 0  # a node's: the shift of its histogram (see `Manifest.shift`)
 
     @classmethod
     def of(cls, set_id: int, version: int, records: list[bytes]) -> SetInfo:
@@ -190,7 +222,18 @@ class Manifest:
     then the pairs of every set), and the day's histogram.
 
     Readers ask only for the columns they use: `lasts` None means not read, and `scores_read`
-    False that the score counts were not (only writers need them)."""
+    False that the score counts were not (only writers need them).
+
+    **A histogram of at most HISTOGRAM_MAX buckets.** Past that many distinct scores a manifest
+    counts its members by bucket of 2^`shift` scores (keyed by a bucket's lowest score,
+    `bucket`), one more bit each time it outgrows the bound again, and a node's entries count
+    theirs in the same buckets: entries list consecutive members, so they share at most a
+    bucket with the next and all their pairs number at most HISTOGRAM_MAX + NODE_MAX. A node
+    of level 0 keeps its sets' exact counts (a set holds at most SET_MAX scores); a parent is
+    at least as coarse as its children, so sums stay exact by bucket. A shift only grows (until
+    a rebuild). How many members score t or more is then the histogram when t starts a bucket,
+    else a descent of the tree (`reading`); a day with few distinct scores has shift 0 and
+    exact counts, stored as before."""
 
     def __init__(
         self,
@@ -208,6 +251,7 @@ class Manifest:
         arrivals: Iterable[tuple[bytes, int]] = (),
         level: int = 0,
         born: int = 0,
+        shift: int = 0,
     ) -> None:
         self.version = version  # bumped by every write, for compare-and-swap
         # The day of the order being written: the sets and nodes it makes are born on it.
@@ -223,6 +267,7 @@ class Manifest:
         self.score_pairs = bytearray(score_pairs)  # SCORE pairs, set after set
         self._pairs_before: list[int] | None = None  # prefix sums of score_counts
         self.histogram = dict(histogram or {})  # {score: members}: the day's rank data
+        self.shift = shift  # the histogram counts buckets of 2^shift scores (see above)
         # The one set of a small order, kept inside the manifest: {set id: (version, records)}.
         self.inline = dict(inline or {})
         self.trash = list(trash)  # sets no longer listed, deleted by the next writer
@@ -285,7 +330,7 @@ class Manifest:
         set (None: the separators were not read). A count never goes below zero: a departure
         from a manifest that cannot hold it is only damage (a lost root, which a rebuild
         repairs), and a reader shows what is left rather than failing."""
-        score = record_score(record)
+        score = bucket(record_score(record), self.shift)
         self.histogram[score] = max(0, self.histogram.get(score, 0) + by)
         if not self.histogram[score]:
             del self.histogram[score]
@@ -323,6 +368,7 @@ class Manifest:
             self.length(index),
             self.last(index),
             scores,
+            self.shift if self.level else 0,
         )
 
     def set_lengths(self) -> tuple[int, ...]:
@@ -369,7 +415,8 @@ class Manifest:
         for score, members in SCORE.iter_unpack(pairs):
             histogram[score] += members
         assert self.lasts is not None  # writers read every column
-        return Manifest(
+        # A node's entries count by its buckets; a leaf's exactly, so its parts start exact.
+        part = Manifest(
             version=0,
             level=self.level,
             ids=self.ids[start * 8 : end * 8],
@@ -381,7 +428,10 @@ class Manifest:
             histogram=histogram,
             arrivals=[(r, s) for r, s in self.arrivals.items() if s in ids],
             born=self.born,
+            shift=self.shift if self.level else 0,
         )
+        part.fit()
+        return part
 
     def relist(self, level: int, infos: list[SetInfo]) -> None:
         """List these entries of `level` instead of the manifest's own (a root growing a level,
@@ -391,7 +441,7 @@ class Manifest:
             column.clear()
         self.lasts = bytearray()
         self._pairs_before = None
-        self.histogram, self.inline, self.arrivals = {}, {}, {}
+        self.histogram, self.inline, self.arrivals, self.shift = {}, {}, {}, 0
         self.splice(0, 0, infos)
 
     def splice(self, index: int, count: int, infos: list[SetInfo]) -> None:
@@ -399,15 +449,19 @@ class Manifest:
         of the listed sets' score counts."""
         end = index + count
         if self.scores_read:
+            self.coarsen(max([self.shift, *(info.shift for info in infos)]))
             for score, members in SCORE.iter_unpack(self._pairs(index, end)):
-                self.histogram[score] = self.histogram.get(score, 0) - members
+                at = bucket(score, self.shift)
+                self.histogram[at] = self.histogram.get(at, 0) - members
             for info in infos:
                 for score, members in info.scores.items():
-                    self.histogram[score] = self.histogram.get(score, 0) + members
+                    at = bucket(score, self.shift)
+                    self.histogram[at] = self.histogram.get(at, 0) + members
             self.histogram = {s: n for s, n in self.histogram.items() if n}
             assert self._pairs_before is not None  # computed by `_pairs` above
             first, past = self._pairs_before[index], self._pairs_before[end]
-            packed = [scores_pack(info.scores) for info in infos]
+            shift = self.shift if self.level else 0  # a leaf's entries count exactly
+            packed = [scores_pack(coarsened(info.scores, shift)) for info in infos]
             self.score_pairs[first * SCORE.size : past * SCORE.size] = b"".join(packed)
             self.score_counts[index * 2 : end * 2] = b"".join(
                 (len(p) // SCORE.size).to_bytes(2, "big") for p in packed
@@ -419,3 +473,24 @@ class Manifest:
         if self.lasts is not None:
             width = SEPARATOR_BYTES
             self.lasts[index * width : end * width] = b"".join(i.last for i in infos)
+        self.fit()
+
+    def fit(self) -> None:
+        """Coarsen the histogram a bit at a time until it holds at most HISTOGRAM_MAX buckets."""
+        while len(self.histogram) > HISTOGRAM_MAX:
+            self.coarsen(self.shift + 1)
+
+    def coarsen(self, shift: int) -> None:
+        """Count the histogram (and a node's entries) in buckets of 2^shift scores, if coarser."""
+        if shift <= self.shift:
+            return
+        self.histogram = coarsened(self.histogram, shift)
+        if self.level and self.scores_read:
+            counts = [scores_unpack(self._pairs(i, i + 1)) for i in range(len(self))]
+            packed = [scores_pack(coarsened(scores, shift)) for scores in counts]
+            self.score_pairs = bytearray(b"".join(packed))
+            self.score_counts = bytearray(
+                b"".join((len(p) // SCORE.size).to_bytes(2, "big") for p in packed)
+            )
+            self._pairs_before = None
+        self.shift = shift

@@ -35,6 +35,16 @@ until the root is swapped. Every node carries a version that its parent's entry 
 mismatch, which only nodes written over by earlier code can show, is recomputed from the node
 (`nodes_repair`), as a manifest does for its sets.
 
+**How large a document gets.** A histogram holds at most `sets.HISTOGRAM_MAX` (4,096) buckets,
+coarser ones past that many distinct scores (see `sets.Manifest`). So the root and a node of
+level 1 or more hold at most 32 KB of histogram, 33 KB of their entries' score counts (4,096 +
+NODE_MAX - 1 pairs: neighbouring entries share at most a bucket) and 4 KB of other columns, with
+the arrivals (3 KB) under 75 KB at any number of members or distinct scores (50 KB measured for
+200,000 distinct scores); a node of level 0 keeps its sets' exact counts, at most NODE_MAX sets
+of SET_MAX scores: 1.1 MB; a set 53 KB and its gone list. A rank reads the root's histogram
+alone (32 KB at most), and a reader below the root asks a node for neither its histogram nor
+its score counts (`order_documents.NODE`).
+
 This module is pure, like `sets`: `orders` writes the nodes and `reading` reads them.
 """
 
@@ -64,7 +74,8 @@ class NodesRewrite:
 
 def node_entry(node_id: int, node: Manifest) -> SetInfo:
     """A non-empty node as its parent lists it, all of it computed from the node."""
-    return SetInfo(node_id, node.version, node.total, node.last(len(node) - 1), node.histogram)
+    last = node.last(len(node) - 1)
+    return SetInfo(node_id, node.version, node.total, last, node.histogram, node.shift)
 
 
 def nodes_split(node: Manifest) -> list[Manifest]:
