@@ -137,7 +137,7 @@ class Judge:
     """A judge posting solves: on a 503, a lost connection or "still in progress" it retries
     the same id with the same body after Retry-After, until it gets 201 or loses patience."""
 
-    RETRIED = {(503, "storage_unavailable"), (409, "request_in_progress")}
+    RETRIED = {(503, "storage_unavailable"), (503, "solves_busy"), (409, "request_in_progress")}
 
     def __init__(self, url: str, token: str, tally: Tally) -> None:
         self.url, self.token, self.tally = f"{url}/api/v1/solves", token, tally
@@ -232,9 +232,22 @@ def expected_boards(stream: list[dict], answers: dict[str, dict]) -> dict[str, d
 
 
 def board_rows(url: str, slug: str) -> list[tuple[str, int]]:
-    """A board's rows today, through the API."""
-    with urllib.request.urlopen(f"{url}/api/v1/boards/{slug}?page_size=100", timeout=30) as r:
-        page = json.load(r)
+    """A board's rows today, through the API, asked again after a 503 as its Retry-After says
+    (the last kill may come after the stream, and the site finds the server back within
+    seconds)."""
+    for _attempt in range(10):
+        try:
+            with urllib.request.urlopen(
+                f"{url}/api/v1/boards/{slug}?page_size=100", timeout=30
+            ) as r:
+                page = json.load(r)
+            break
+        except urllib.error.HTTPError as error:
+            if error.code != 503:
+                raise
+            time.sleep(int(error.headers.get("Retry-After", "1")))
+    else:
+        raise AssertionError(f"{slug}: 503 ten times after the stream")
     assert page["total"] == len(page["entries"])  # one page holds everybody
     return [(row["handle"], row["score"]) for row in page["entries"]]
 
