@@ -152,11 +152,11 @@ def profile_etag(request: HttpRequest, handle: str, fragment: bool = False) -> s
         # Their solves leave the boards (and so the versions) alone but still list here, once
         # they are not held (see `holds`).
         solves = {"programmer_id": programmer.pk, **holds.SHOWN}
-        parts.append(mongo.solves().count_documents(solves, hint=mongo.SOLVES_BY_PROGRAMMER))
+        parts.append(mongo.solves().count_documents(solves))
     if request.user.is_staff:
         # Staff also see the held solves, which change no board while held.
         held = {"programmer_id": programmer.pk, **holds.HELD}
-        parts.append(mongo.solves().count_documents(held, hint=mongo.SOLVES_BY_PROGRAMMER))
+        parts.append(mongo.solves().count_documents(held))
     return _etag(request, parts, fragment)
 
 

@@ -328,14 +328,6 @@ def find_by_ids(collection: Collection, ids: list, projection: dict | None = Non
         yield from collection.find({"_id": {"$in": ids[start : start + IDS_PER_READ]}}, projection)
 
 
-# The indexes a programmer's own part of each log is read by (`hint=`): their first field is
-# the programmer, so such a read costs that programmer's history alone. Named, because the
-# embedded server plans a filter that also tests a field's absence (`holds.SHOWN`) as a scan of
-# the whole log (4,401 documents examined for a profile at 1,000 programmers, 4 with the hint).
-SOLVES_BY_PROGRAMMER = [("programmer_id", ASCENDING), ("problem", ASCENDING)]
-SCORES_BY_PROGRAMMER = [("programmer_id", ASCENDING), ("solved_at", ASCENDING)]
-
-
 def fixed_indexes() -> dict[str, list[IndexModel]]:
     """The indexes of the fixed collections of `solutions`."""
     return {
@@ -349,7 +341,7 @@ def fixed_indexes() -> dict[str, list[IndexModel]]:
         "solves": [
             # A programmer solves a problem once: a re-solve is refused by this key.
             # Also every read of the log: a programmer's solves, a range of programmers'.
-            IndexModel(SOLVES_BY_PROGRAMMER, unique=True),
+            IndexModel([("programmer_id", ASCENDING), ("problem", ASCENDING)], unique=True),
             # Who solved on a day: the programmers a new day moves (`leaderboard.day_change`),
             # one range of a day's solves.
             IndexModel([("solved_at", ASCENDING)]),
@@ -365,7 +357,7 @@ def fixed_indexes() -> dict[str, list[IndexModel]]:
             # A report counts once whatever its retries: one a request (the judge's key).
             IndexModel([("request", ASCENDING)], unique=True),
             # A programmer's reports (refresh, rebuild), a range of programmers'.
-            IndexModel(SCORES_BY_PROGRAMMER),
+            IndexModel([("programmer_id", ASCENDING), ("solved_at", ASCENDING)]),
             # Who reported on a day: the programmers a new day moves (`day_change`).
             IndexModel([("solved_at", ASCENDING)]),
             IndexModel([("applied", ASCENDING)], partialFilterExpression={"applied": False}),

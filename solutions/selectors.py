@@ -390,7 +390,6 @@ def programmer_solved_problems(*, programmer: Programmer, held: bool = False) ->
         .find(
             {"programmer_id": programmer.pk, **({} if held else holds.SHOWN)},
             {"problem": 1, "solved_at": 1, holds.HELD_UNTIL: 1},
-            hint=mongo.SOLVES_BY_PROGRAMMER,
         )
         .sort("solved_at", DESCENDING)
     )
@@ -829,11 +828,7 @@ def programmer_year(*, programmer: Programmer, solves: list[dict] | None = None)
     solves are left out when it reads them (see `holds`)."""
     if solves is None:
         solves = list(
-            mongo.solves().find(
-                {"programmer_id": programmer.pk, **holds.SHOWN},
-                {"solved_at": 1},
-                hint=mongo.SOLVES_BY_PROGRAMMER,
-            )
+            mongo.solves().find({"programmer_id": programmer.pk, **holds.SHOWN}, {"solved_at": 1})
         )
     every_day = streaks.solve_days(
         (solve["solved_at"] for solve in solves), settings.LEADERBOARD_TIME_ZONE

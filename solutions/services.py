@@ -528,9 +528,7 @@ def _solves_of(programmer: Programmer) -> list[dict]:
     """A programmer's solves the boards count (not the held ones)."""
     return list(
         mongo.solves().find(
-            {"programmer_id": programmer.pk, **holds.SHOWN},
-            {"points": 1, "solved_at": 1},
-            hint=mongo.SOLVES_BY_PROGRAMMER,
+            {"programmer_id": programmer.pk, **holds.SHOWN}, {"points": 1, "solved_at": 1}
         )
     )
 
@@ -538,8 +536,7 @@ def _solves_of(programmer: Programmer) -> list[dict]:
 def _scores_of(programmer: Programmer) -> list[dict]:
     """A programmer's scored reports (the log of the best-score boards)."""
     fields = {"problem": 1, "score": 1, "solved_at": 1}
-    own = {"programmer_id": programmer.pk, **holds.SHOWN}
-    return list(mongo.scores().find(own, fields, hint=mongo.SCORES_BY_PROGRAMMER))
+    return list(mongo.scores().find({"programmer_id": programmer.pk, **holds.SHOWN}, fields))
 
 
 def programmer_refresh_boards(*, programmer: Programmer) -> None:
