@@ -123,7 +123,7 @@ def root_shifts(board: Board) -> list[int]:
     return [sets.histogram_unpack(doc.get("hist", b""))[1] for doc in documents]
 
 
-@pytest.mark.parametrize("bound", [3, 16])
+@pytest.mark.parametrize("bound", [3])  # 3 coarsens every order; 16 found no more
 def test_ranks_ranges_pages_and_group_records_equal_a_brute_force_past_the_bound(
     mongodb, now, boards_of_every_kind, monkeypatch, bound
 ):
