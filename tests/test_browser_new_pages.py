@@ -180,7 +180,8 @@ def test_the_profile_card_is_drawn_inside_the_screen_and_its_markdown_copies(
         if viewport is PHONE:
             assert copy.bounding_box()["height"] >= TAP_PX
         copy.click()
-        assert tab.page.get_by_role("button", name="Copied").is_visible()
+        # The label changes once the clipboard's promise settles: waited for, not sampled.
+        tab.page.get_by_role("button", name="Copied").wait_for(state="visible", timeout=5000)
         pasted = tab.page.evaluate("navigator.clipboard.readText()")
         assert pasted == markdown.input_value() and "/u/Alice/card.svg" in pasted
         tab.screenshot(f"profile-card-{viewport['width']}")
