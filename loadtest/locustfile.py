@@ -52,6 +52,15 @@ def ack(record: dict) -> None:
 
 
 @events.request.add_listener
+def _error_code(response) -> str | None:
+    """The API's error code of a refusal (`{"error": {"code": ...}}`), if it is one: the verdict
+    tells a busy site shedding solves (`solves_busy`) from one that is down."""
+    try:
+        return response.json()["error"]["code"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def log_request(
     request_type,
     name,
@@ -64,6 +73,7 @@ def log_request(
 ):
     status = getattr(response, "status_code", 0) or 0
     headers = getattr(response, "headers", None) or {}
+    code = _error_code(response) if status == 503 else None
     _requests_log.write(
         json.dumps(
             {
@@ -72,6 +82,7 @@ def log_request(
                 "status": status,
                 "ms": round(response_time or 0, 2),
                 "retry_after": headers.get("Retry-After"),
+                **({"code": code} if code else {}),
             }
         )
         + "\n"

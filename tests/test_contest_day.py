@@ -100,6 +100,32 @@ def test_the_checker_ranks_a_board_by_the_definition_and_notices_a_wrong_score()
     assert verdict._compare(week, 100, ("everybody", ""), {"ann": 2, "bob": 1}, rows)
 
 
+def test_a_busy_sites_refused_solves_do_not_stretch_an_outage_but_its_errors_do():
+    """The verdict's "answering normally again": a solve refused as `solves_busy` (load shed as
+    designed, at any time) is not a failure; a 503 of a storage fault or a dropped connection is."""
+    faults = [
+        {"fault": "mongodb", "phase": "begin", "t": 100.0},
+        {"fault": "mongodb", "phase": "end", "t": 120.0},
+    ]
+
+    def log(*records: tuple[float, int, str | None]) -> list[dict]:
+        return [
+            {"t": t, "status": s, "retry_after": "1", **({"code": c} if c else {})}
+            for t, s, c in records
+        ]
+
+    busy = log(
+        (121.0, 503, "storage_unavailable"), (124.0, 503, "solves_busy"), (128, 503, "solves_busy")
+    )
+    assert verdict.outage_windows(busy, faults)[0]["normal"] == 121.0
+    down = log((121.0, 503, "storage_unavailable"), (124.0, 503, None), (128.0, 0, None))
+    assert verdict.outage_windows(down, faults)[0]["normal"] == 128.0
+    table = "\n".join(
+        verdict.endpoint_table([r | {"name": "POST solves", "ms": 5} for r in busy], [])
+    )
+    assert "| 3 (3; 2 busy) |" in table
+
+
 def test_a_board_page_answers_while_redis_is_down(settings, mongodb, client):
     """The cache misses instead of failing: a Redis restart on contest day answered 500s."""
     dead = f"redis://127.0.0.1:{free_port()}/0"
