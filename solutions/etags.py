@@ -53,8 +53,11 @@ def board_of(request: HttpRequest, slug: str | None) -> Board | None:
 
 
 def board_version_of(request: HttpRequest, slug: str, *, polled: bool = False) -> int:
-    """The board's version for this request: a whole page's is exact (a solve shows at once),
-    a poll's (`polled`: the live fragment) changes at most once a second (see `live`)."""
+    """The board's version for this request: a signed-in viewer's whole page is exact (their own
+    solve shows at once); a poll's (`polled`: the live fragment) and an anonymous visitor's whole
+    page, who has no solve of their own to see, change at most once a second (see `live`): on
+    contest day every batch of solves is a new version, and each would render the page again."""
+    polled = polled or not request.user.is_authenticated
 
     def read() -> int:  # a page also asks for its live part's version: one read for both
         return request_memo(request, ("read", slug), lambda: live.board_version(slug))

@@ -399,6 +399,7 @@ def test_a_new_country_and_organization_move_the_rows_between_the_group_views(
     assert ranks(Client().get("/leaderboard/?country=BD")) == [(1, "Alice", 1)]
     response = signed_in(alice).post("/account/groups/", {"country": "IN", "organization": "MIT"})
     assert response["Location"] == "/account/"
+    now.shift(dt.timedelta(seconds=2))  # a visitor's page follows the board within a second
     for board in ("", "last-30-days/"):
         assert ranks(Client().get(f"/leaderboard/{board}?country=BD")) == []
         assert ranks(Client().get(f"/leaderboard/{board}?org=BUET")) == []
@@ -437,6 +438,7 @@ def test_a_deleted_account_leaves_the_boards_keeps_its_solves_and_frees_the_hand
     assert "Your account is deleted" in response.text
     assert client.get("/account/")["Location"].startswith("/accounts/login/")  # signed out
 
+    now.shift(dt.timedelta(seconds=2))  # a visitor's page follows the board within a second
     assert ranks(Client().get("/leaderboard/")) == [(1, "bob", 1)]
     assert ranks(Client().get("/leaderboard/?country=BD")) == []
     assert mongodb["solves"].count_documents({}) == solves_before

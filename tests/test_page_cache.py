@@ -87,8 +87,27 @@ def test_a_visitors_page_is_rendered_once_per_etag(mongodb, now, boards, problem
     again = Client().get(BOARD)
     assert again.content == first.content and again["ETag"] == first["ETag"]
     solve(bob, problems[0])
+    now.shift(dt.timedelta(seconds=2))  # a visitor's page follows the board within a second
     changed = Client().get(BOARD)
     assert changed["ETag"] != first["ETag"] and ">bob</a>" in changed.text
+
+
+def test_a_visitors_page_follows_the_board_once_a_second_a_signed_in_page_at_once(
+    mongodb, now, boards, problems, alice, bob, board_reads
+):
+    """On contest day every batch of solves is a new version: an anonymous visitor's whole page
+    is keyed on the version its live part polls (read at most once a second), so a burst of
+    visitors inside a second is one rendering, not one a batch; a programmer signed in sees
+    the board as it is (their own solve at once)."""
+    solve(alice, problems[0])
+    first = Client().get(BOARD)
+    solve(bob, problems[0])  # a new version inside the same second
+    same_second = Client().get(BOARD)
+    assert same_second.content == first.content and ">bob</a>" not in same_second.text
+    assert len(board_reads) == 1
+    assert ">bob</a>" in signed_in(alice).get(BOARD).text
+    now.shift(dt.timedelta(seconds=2))
+    assert ">bob</a>" in Client().get(BOARD).text
 
 
 def test_a_burst_of_polls_with_nothing_new_costs_at_most_one_mongodb_read(
