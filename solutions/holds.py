@@ -10,8 +10,8 @@ end) is **held**:
 - it is logged in `solves` as usual (the unique key still makes the first report win, and that
   request is answered ``counted: true``: it is accepted and will count), with
   ``held_until: <the window's end>``, already ``applied`` and with no move into its problem's
-  count: neither the boards nor the problems' counts take it (`services.solve_apply`, the
-  recounts from the log and the resyncs of hides and returns all leave it out);
+  count: neither the boards nor the problems' counts take it (`services.solves.solve_apply`,
+  the recounts from the log and the resyncs of hides and returns all leave it out);
 - every read of the log a public page shows leaves it out (`SHOWN`); staff see it on profiles;
 - it is **released** by `services.solves_release` (beat runs it every minute with the
   competitions' archive task, and every 5 minutes with the repair task): the windows are asked

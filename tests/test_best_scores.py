@@ -19,7 +19,7 @@ import time_machine
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from solutions import leaderboard, mongo, selectors, services
+from solutions import clock, leaderboard, mongo, selectors, services
 from solutions.leaderboard import entries
 from solutions.models import Board, Problem, Programmer, ServiceToken
 from solutions.tokens import service_token_create
@@ -229,7 +229,7 @@ def random_reports(rng: random.Random, people, problems, time_zone: str) -> list
 
 def check_every_day(boards: list[Board], days: range, time_zone: str) -> None:
     for board in boards:
-        for day in [services.today()] if board.spec.is_all_time else days:
+        for day in [clock.today()] if board.spec.is_all_time else days:
             assert listed(board, day) == brute_board(board, day, time_zone), (board.slug, day)
 
 
@@ -262,13 +262,13 @@ def test_every_day_of_the_best_score_boards_agrees_with_brute_force_on_random_hi
         rng, people, scored, time_zone
     ):
         with time_machine.travel(reported, tick=False):
-            today = services.today()
+            today = clock.today()
             if checked_on and today > min(checked_on):  # at the end of that day, as it stood
                 check_every_day(boards, range(today - 3, today + 1), time_zone)
                 checked_on.remove(min(checked_on))
         report(programmer, problem, score, solved_at, reported, request)
     with time_machine.travel(at(TODAY, 23, 55, time_zone), tick=False):
-        today = services.today()
+        today = clock.today()
         check_every_day(boards, range(FIRST_DAY - 1, today + 2), time_zone)
         assert sum(len(listed(board, today)) for board in boards) > 10
         # A report of today by each trims what their entry keeps (once a day, on its first

@@ -22,6 +22,7 @@ from competitions import selectors, services
 from competitions.tasks import archive_finished_competitions_task
 from solutions import mongo, tokens
 from solutions import services as solution_services
+from solutions.services import upkeep
 from solutions.tasks import solves_repair_task
 
 START = dt.datetime(2020, 1, 19, 9, 0, tzinfo=dt.UTC)
@@ -265,7 +266,7 @@ def test_a_release_stopped_by_a_crash_is_finished_by_the_repair_task(frozen, mon
 
     with time_machine.travel(AFTER_END, tick=False):
         with monkeypatch.context() as patched:
-            patched.setattr(solution_services, "programmer_refresh_boards", crash)
+            patched.setattr(upkeep, "programmer_refresh_boards", crash)
             with pytest.raises(ConnectionError):
                 solution_services.solves_release()
         assert surfaces()["board"] == BEFORE_THE_END["board"]  # the crash happened midway

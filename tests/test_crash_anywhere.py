@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 from pymongo.errors import AutoReconnect
 
-from solutions import mongo, selectors, services
+from solutions import clock, mongo, selectors, services
 from solutions.leaderboard import ALL_TIME, ROLLING, entries
 from solutions.models import Board, Problem
 from tests.conftest import NOW, lease_run_out, make_programmer
@@ -155,7 +155,7 @@ def test_solves_and_reports_stopped_at_any_write_leave_every_board_as_the_log_re
     assert stopped["report"] and stopped["solve"]  # the faults happened, to both kinds
     now.shift(dt.timedelta(minutes=5))
     services.solves_repair()
-    today = services.today()
+    today = clock.today()
     every = [*boards.values(), *best]
     for board in every:
         orders_hold_the_entries(board, range(today - 4, today + board.spec.span))

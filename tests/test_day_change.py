@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 import time_machine
 
-from solutions import leaderboard, mongo, selectors, services
+from solutions import clock, leaderboard, mongo, selectors, services
 from solutions.leaderboard import day_change, journals
 from solutions.models import Board, Problem, Programmer
 
@@ -106,7 +106,7 @@ def test_a_board_read_at_midnight_is_the_new_days_though_nobody_prepared_it(even
     week = boards["last-7-days"]
     assert frontier(week) == DAY  # nothing ran in the last hour
     with time_machine.travel(at(DAY + 1, 0), tick=False):
-        assert services.today() == DAY + 1
+        assert clock.today() == DAY + 1
         assert [handle for _, handle, _ in listed(week, DAY + 1)] == ["charlie", "bob"]
         assert frontier(week) == DAY + 1  # its first read waited for it to be made
         assert "Alice" in [handle for _, handle, _ in listed(week, DAY)]  # yesterday's final board

@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from activity import selectors as activity_selectors
-from solutions import mongo, selectors, services
+from solutions import clock, mongo, selectors, services
 from solutions.models import Board, Problem, Programmer
 
 
@@ -42,7 +42,7 @@ def test_seed_demo_fills_every_board_with_solves_from_the_last_weeks(mongodb, no
     scores = [row.score for row in pages["all-time"].rows]
     assert scores == sorted(scores, reverse=True) and scores[0] > 1
     oldest = mongo.solves().find_one(sort=[("solved_at", 1)])["solved_at"]
-    assert services.today() - services.solve_day(oldest) <= 29
+    assert clock.today() - services.solve_day(oldest) <= 29
     assert mongo.solves().count_documents({}) > 40
 
 
@@ -119,7 +119,7 @@ def test_demo_profiles_chart_a_month_of_past_ranks_on_every_board(mongodb, now, 
         assert len(recorded_past_days) >= 5, board.slug
         if not board.spec.is_all_time:
             expected = selectors.programmer_standing(
-                board=board, programmer=leader, day=services.today() - 1
+                board=board, programmer=leader, day=clock.today() - 1
             )
             assert history[-2][1] == expected.rank
 
@@ -136,7 +136,7 @@ def test_the_all_time_board_of_the_demo_shows_new_only_for_newcomers(mongodb, no
         day = services.solve_day(solve["solved_at"])
         first_day[solve["programmer_id"]] = min(day, first_day.get(solve["programmer_id"], day))
     shown = selectors.board_page(board=boards["all-time"]).rows
-    newcomers = [row for row in shown if first_day[row.programmer_id] == services.today()]
+    newcomers = [row for row in shown if first_day[row.programmer_id] == clock.today()]
     assert arrows.count("new") == len(newcomers)
 
 

@@ -9,7 +9,7 @@ from unittest import mock
 import pytest
 import time_machine
 
-from solutions import leaderboard, mongo, selectors, services
+from solutions import clock, leaderboard, mongo, selectors, services
 from solutions.leaderboard import (
     applier,
     days_kept,
@@ -155,7 +155,7 @@ def test_midnight_in_the_leaderboard_time_zone_starts_the_new_day(mongodb, board
     with time_machine.travel(dhaka_midnight + dt.timedelta(hours=1), tick=False):
         solve_on(alice, problems[0], dhaka_midnight)  # 18:00 UTC on the 19th
         solve_on(alice, problems[1], dhaka_midnight - dt.timedelta(seconds=1))
-        assert services.today() == leaderboard.date_to_day(dt.date(2020, 1, 20))
+        assert clock.today() == leaderboard.date_to_day(dt.date(2020, 1, 20))
         jan_19 = leaderboard.date_to_day(dt.date(2020, 1, 19))
         assert score(board, alice, jan_19) == 1  # only the solve a second before midnight
         assert score(board, alice, jan_19 + 1) == 2

@@ -13,10 +13,11 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from solutions import mongo, selectors, services
+from solutions import mongo, selectors
 from solutions.leaderboard import entries
 from solutions.management.commands import import_solves
 from solutions.models import Board, Problem, Programmer
+from solutions.services import bulk
 from tests.conftest import NOW
 
 
@@ -109,8 +110,8 @@ def test_an_id_repeated_while_its_first_batch_is_being_stored_is_refused(
     again = line(id="r1", programmer="Grace", problem="three-sum", solved_at=moment(1))
     path.write_text(f"{first}\n{again}\n")
     monkeypatch.setattr(import_solves, "BATCH", 1)
-    checked = threading.Event()
-    check, store = services._import_unclaimed, services._import_store
+    checked, stored = threading.Event(), []
+    check, store = bulk._import_unclaimed, bulk._import_store
 
     def check_then_tell(solves, *args):
         found = check(solves, *args)
@@ -120,11 +121,13 @@ def test_an_id_repeated_while_its_first_batch_is_being_stored_is_refused(
 
     def store_once_the_next_is_checked(*args):
         assert checked.wait(timeout=30)
+        stored.append(args)
         return store(*args)
 
-    monkeypatch.setattr(services, "_import_unclaimed", check_then_tell)
-    monkeypatch.setattr(services, "_import_store", store_once_the_next_is_checked)
+    monkeypatch.setattr(bulk, "_import_unclaimed", check_then_tell)
+    monkeypatch.setattr(bulk, "_import_store", store_once_the_next_is_checked)
     out, err = run(path)
+    assert stored and checked.is_set()  # both replaced steps ran: the batches overlapped
     assert "imported 1, already present 0, rejected 1" in out
     assert "id r1: used before with another body" in err
     assert not Programmer.objects.filter(handle="Grace").exists()

@@ -13,7 +13,7 @@ import pytest
 from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError
 
-from solutions import mongo, services
+from solutions import clock, mongo, services
 from solutions.leaderboard import applier, entries, journals, lease, orders
 from solutions.leaderboard.entries import from_solves
 from solutions.leaderboard.entries.from_solves import entry_from_solves
@@ -60,7 +60,7 @@ def test_2500_programmers_pending_at_once_are_placed_in_bounded_batches(
     batches of at most BATCH_PROGRAMMERS, every journal far below a document's 16 MB, and every
     order equals the entries (the brute force)."""
     chance = random.Random(7)
-    today = services.today()
+    today = clock.today()
     crowd = [
         from_solves.Identity(
             10_000 + n,

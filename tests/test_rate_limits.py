@@ -24,6 +24,7 @@ from accounts import services as account_services
 from competitions import services as competition_services
 from solutions import limits, mongo, selectors, services, tokens
 from solutions.models import Board
+from solutions.services import submissions
 from tests.conftest import NOW
 from tests.support.commands import CommandLog
 from tools.embedded_mongo import free_port
@@ -64,13 +65,14 @@ def test_wrong_answers_sent_all_at_once_record_no_more_than_the_limit(
     mongodb, now, problems, alice, monkeypatch
 ):
     """30 answers arrive together, each judged slowly: 10 are recorded, 20 refused."""
-    record = services.submission_record
+    record, judged = submissions.submission_record, []
 
     def slowly(**kwargs):
+        judged.append(kwargs["answer"])
         time.sleep(0.05)  # every answer is still being judged when the others arrive
         return record(**kwargs)
 
-    monkeypatch.setattr(services, "submission_record", slowly)
+    monkeypatch.setattr(submissions, "submission_record", slowly)  # where `answer_submit` finds it
 
     def send(n: int) -> str:
         try:
@@ -83,6 +85,7 @@ def test_wrong_answers_sent_all_at_once_record_no_more_than_the_limit(
         outcomes = list(pool.map(send, range(30)))
     assert attempts_of(alice) == 10
     assert outcomes.count("recorded") == 10 and outcomes.count("refused") == 20
+    assert len(judged) == 10  # each recorded answer was judged slowly, the refused ones not at all
 
 
 def test_right_answers_and_other_problems_do_not_count_towards_the_limit(guessing, alice):

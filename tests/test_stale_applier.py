@@ -19,7 +19,7 @@ from unittest import mock
 import pytest
 from django.db import connection
 
-from solutions import services
+from solutions import clock, services
 from solutions.leaderboard import applier, journals, lease, orders, sets
 from solutions.models import Problem
 from tests.conftest import NOW, lease_run_out, make_programmer
@@ -179,7 +179,7 @@ def test_requests_waking_after_their_lease_ran_out_leave_every_order_holding_eve
     assert pairs_interleaved >= 15, pairs_interleaved
     now.shift(dt.timedelta(minutes=5))
     services.solves_repair()
-    today = services.today()
+    today = clock.today()
     for board in boards.values():
         orders_hold_the_entries(board, range(today - 4, today + board.spec.span))
         report = services.board_rebuild(board=board, dry_run=True)
@@ -213,6 +213,6 @@ def test_a_fold_waking_after_its_lease_ran_out_leaves_the_set_it_moved_out_of_a_
 
     folding = Request(solve(charlie, 5), the_folds_first_set_write)
     assert interleaved(folding, Request(solve(dave, 0)), now), "the fold never froze"
-    today = services.today()
+    today = clock.today()
     for board in boards.values():
         orders_hold_the_entries(board, range(today, today + board.spec.span))

@@ -23,7 +23,7 @@ from django.test import Client
 
 from activity import selectors as activity_selectors
 from loadtest import verdict
-from solutions import leaderboard, mongo, selectors, services
+from solutions import clock, leaderboard, mongo, selectors, services
 from solutions.leaderboard import entries, streaks
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW
@@ -182,7 +182,7 @@ def check_every_day(current: Board, longest: Board, days: range, time_zone: str)
     """Every day's page (everybody and a country) and every programmer's rank on both boards
     agree with the brute force."""
     programmers = list(Programmer.objects.all())
-    for board, board_days in ((current, days), (longest, [services.today()])):
+    for board, board_days in ((current, days), (longest, [clock.today()])):
         for day in board_days:
             for scope in ("country:BD", ""):
                 expected = brute_board(board, day, time_zone, scope)
@@ -216,7 +216,7 @@ def test_every_day_of_the_streak_boards_agrees_with_brute_force_on_random_histor
     checked_on = {TODAY - 13, TODAY - 6}
     for reported, kind, programmer, *what in random_history(rng, people, problems, time_zone):
         with time_machine.travel(reported, tick=False):
-            today = services.today()
+            today = clock.today()
             if checked_on and today > min(checked_on):  # at the end of that day, as it stood
                 check_every_day(current, longest, range(today - 3, today + 1), time_zone)
                 checked_on.remove(min(checked_on))
@@ -229,7 +229,7 @@ def test_every_day_of_the_streak_boards_agrees_with_brute_force_on_random_histor
                 )
     assert counted > 100
     with time_machine.travel(at(TODAY, 23, 55, time_zone), tick=False):
-        today = services.today()
+        today = clock.today()
         check_every_day(current, longest, range(FIRST_DAY - 1, today + 2), time_zone)
         # Streaks far longer than the days an entry keeps, and the entries stay that small.
         assert max(score for _, _, score in listed(longest, today)) > MAX_LATE_DAYS + 3
@@ -268,15 +268,15 @@ def test_a_streak_shows_the_next_day_with_no_solve_and_is_off_the_day_after(
         assert [score for _, score in forecast] == [3, 0]  # known today
     # Nobody solves and nothing runs before midnight: the new day's first read makes its board.
     with time_machine.travel(at(TODAY + 1, 0, 1), tick=False):
-        assert listed(current, services.today()) == [(1, "Alice", 3)]
-        assert listed(longest, services.today()) == [(1, "Alice", 3), (2, "bob", 1)]
+        assert listed(current, clock.today()) == [(1, "Alice", 3)]
+        assert listed(longest, clock.today()) == [(1, "Alice", 3), (2, "bob", 1)]
     with time_machine.travel(at(TODAY + 2, 0, 1), tick=False):
-        assert listed(current, services.today()) == []
+        assert listed(current, clock.today()) == []
         assert listed(current, TODAY) == [(1, "Alice", 3), (2, "bob", 1)]  # the final board
-        assert listed(longest, services.today()) == [(1, "Alice", 3), (2, "bob", 1)]
+        assert listed(longest, clock.today()) == [(1, "Alice", 3), (2, "bob", 1)]
         solve(alice, problems[5], at(TODAY + 2, 8))  # a new streak begins
-        assert listed(current, services.today()) == [(1, "Alice", 1)]
-        assert listed(longest, services.today()) == [(1, "Alice", 3), (2, "bob", 1)]
+        assert listed(current, clock.today()) == [(1, "Alice", 1)]
+        assert listed(longest, clock.today()) == [(1, "Alice", 3), (2, "bob", 1)]
 
 
 def tomorrow(board: Board, programmer) -> int:
@@ -470,8 +470,8 @@ def test_the_contest_day_checker_computes_streaks_from_its_own_log():
 def test_the_demo_fills_the_streak_boards_as_a_rebuild_would(streak_boards, boards):
     call_command("seed_demo", "--programmers", "8", stdout=StringIO())
     current, longest = streak_boards["streak"], streak_boards["longest-streak"]
-    assert listed(current, services.today(), page_size=25)
-    streaks_now = [score for _, _, score in listed(longest, services.today(), page_size=25)]
+    assert listed(current, clock.today(), page_size=25)
+    streaks_now = [score for _, _, score in listed(longest, clock.today(), page_size=25)]
     assert len(streaks_now) == 8 and max(streaks_now) > 1
     for board in (current, longest):
         assert services.board_rebuild(board=board, dry_run=True).changed == 0, board.slug
@@ -481,6 +481,6 @@ def test_the_demo_fills_the_streak_boards_as_a_rebuild_would(streak_boards, boar
     assert len([rank for _, rank in history[:-1] if rank is not None]) >= 5
     history = activity_selectors.rank_history(board=current, programmer=leader)
     yesterday = selectors.programmer_standing(
-        board=current, programmer=leader, day=services.today() - 1
+        board=current, programmer=leader, day=clock.today() - 1
     )
     assert history[-2][1] == yesterday.rank

@@ -27,7 +27,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from solutions import leaderboard, mongo, selectors, services
+from solutions import clock, leaderboard, mongo, selectors, services
 from solutions.models import Board, Problem, Programmer
 
 from .counting import IN_PROCESS, CommandCounter, Measure, Tally, documents_examined
@@ -94,7 +94,7 @@ def new_day_measures(
 
     solve, page = _Runs(), _Runs()
     moved: list[int] = []
-    today = services.today()
+    today = clock.today()
     for attempt in range(-1, repeat):
         day = today + attempt + 2
         midnight = leaderboard.day_start(day, settings.LEADERBOARD_TIME_ZONE)
