@@ -121,7 +121,7 @@ def test_a_storage_outage_is_503_with_retry_after(client, mongodb, now, boards, 
     def unreachable(**kwargs):
         raise AutoReconnect("connection refused")
 
-    monkeypatch.setattr(selectors, "board_page", unreachable)
+    monkeypatch.setattr(selectors, "board_page", unreachable)  # where the API's views ask
     response = client.get("/api/v1/boards/last-7-days")
     assert error_of(response) == (503, "storage_unavailable")
     assert int(response["Retry-After"]) > 0

@@ -39,6 +39,8 @@ def board_reads(monkeypatch):
         reads.append(kwargs)
         return real(**kwargs)
 
+    # The views ask the package (`selectors.board_page`), so it is patched there, not in
+    # `selectors.boards` where it is defined.
     monkeypatch.setattr(selectors, "board_page", counting)
     return reads
 
