@@ -16,7 +16,7 @@ from django.db.models.functions import Lower
 from django_countries.fields import Country
 from pymongo import DESCENDING
 
-from . import cards, holds, leaderboard, mongo, solvers
+from . import cards, holds, leaderboard, mongo, solver_pages, solvers
 from .clock import today
 from .leaderboard import days_kept, entries, groups, orders, reading, sets, streaks
 from .models import Board, Problem, Programmer, handle_key
@@ -1024,11 +1024,14 @@ def problem_solvers_page(
     *, problem: Problem, page: int, page_size: int = solvers.SOLVERS_PAGE
 ) -> SolversPage:
     """Page `page` of everybody who solved a problem, in solve order (earliest first, then by
-    programmer id): its day counts and the parts that hold the page (`solvers.solvers_page`,
-    three `_id` reads at most) and one SQL read of the page's programmers, whatever the number
-    of solvers. Hidden and banned programmers are out of the parts as they are out of the
-    count; one whose move out is under way is left out here too."""
-    found = solvers.solvers_page(slug=problem.slug, offset=(page - 1) * page_size, limit=page_size)
+    programmer id): its day counts, the indexes of the days and the chunks of the minutes that
+    hold the page (`solver_pages.solvers_page`, four `_id` reads at most) and one SQL read of the
+    page's programmers, whatever the number of solvers. Hidden and banned programmers are out of
+    the chunks as they are out of the count; one whose move out is under way is left out here
+    too."""
+    found = solver_pages.solvers_page(
+        slug=problem.slug, offset=(page - 1) * page_size, limit=page_size
+    )
     ids = [solver.programmer_id for solver in found.solvers]
     visible = Programmer.objects.filter(pk__in=ids, hidden=False, banned=False)
     by_id = {programmer.pk: programmer for programmer in visible.only("handle", "country")}
