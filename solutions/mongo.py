@@ -11,8 +11,10 @@ Collections:
   Entries are read by `_id` alone: the index of the seed's query (``keys.$**``), which only
   `rebuild_boards --verify` reads, is made for the length of that check (`indexes_for_a_while`).
 - ``problem_stats``: one document per problem, its solver count and its first and latest
-  solvers, kept beside the log (see `solvers`, which alone names its fields); and
-  ``problem_solvers``, every problem's solvers in solve order, one part a day.
+  solvers, kept beside the log (see `solvers`, which alone writes their fields);
+  ``problem_days``, one index per problem and UTC day, counting its solvers of each minute; and
+  ``problem_solvers``, every problem's solvers in solve order, one chunk a minute
+  (`solver_pages` reads a page of them).
 - ``requests``: API idempotency keys and their first answers.
 - ``board_versions``: one counter per board, bumped by every change (see `live`).
 
@@ -305,8 +307,13 @@ def problem_stats() -> Collection:
     return get_db()["problem_stats"]
 
 
+def problem_days() -> Collection:
+    """Every problem's index of each UTC day: its solvers of each minute (see `solvers`)."""
+    return get_db()["problem_days"]
+
+
 def problem_solvers() -> Collection:
-    """Every problem's solvers, a part a day (see `solvers`)."""
+    """Every problem's solvers, a chunk a UTC minute (see `solvers`)."""
     return get_db()["problem_solvers"]
 
 

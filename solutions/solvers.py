@@ -3,12 +3,13 @@
 The problems page shows how many programmers solved each problem, and a problem's page its first
 and its latest solvers. Counting the log at request time would cost one index key per solver, so
 each problem has one document in `problem_stats`, changed with every solve, hide, ban and return:
-``{_id: slug, solvers: n, first: [{p, at}], recent: [{p, at}], ops: [...]}``. `first` keeps the
-SOLVERS_KEPT earliest solves (by time, then programmer id) and `recent` the SOLVERS_KEPT latest,
-each kept in order by the update itself (``$push`` with ``$sort`` and ``$slice``), so a late solve
-lands in its place. Reading them is one `_id` read, whatever the number of programmers. The lists
-keep more than a page shows, and readers leave out whoever is hidden or banned at read time, so
-a hide never leaves a problem's page short (a hide also pulls them out; see below).
+``{_id: slug, solvers: n, days: {day: n}, first: [{p, at}], recent: [{p, at}], ops: [...]}``.
+`first` keeps the SOLVERS_KEPT earliest solves (by time, then programmer id) and `recent` the
+SOLVERS_KEPT latest, each kept in order by the update itself (``$push`` with ``$sort`` and
+``$slice``), so a late solve lands in its place. Reading them is one `_id` read, whatever the
+number of programmers. The lists keep more than a page shows, and readers leave out whoever is
+hidden or banned at read time, so a hide never leaves a problem's page short (a hide also pulls
+them out; see below).
 
 Like the boards, the counts leave out hidden and banned programmers: a solve is in its problem's
 count while its programmer is on the boards. Each solve in the log says whether it is
@@ -19,6 +20,7 @@ count while its programmer is on the boards. Each solve in the log says whether 
    programmer on the boards is logged with its "+" move already recorded (no extra write);
 2. the problem's document applies the op only if its recent ops (the last OPS_KEPT) do not
    already hold it: ``$inc`` the count, ``$push`` (or ``$pull``) the lists, ``$push`` the op;
+   then the day's index the same way, then the minute's chunk (both below);
 3. the solve is marked done (``problem_counted`` set, the move removed), only if it still
    records that op.
 
@@ -39,19 +41,20 @@ A held solve (see `holds`: a frozen competition's problem) is in no count: it is
 move, the syncs and the recount leave it out, and its release syncs its programmer, which moves
 it in.
 
-**Every solver, a page at a time.** The lists above keep SOLVERS_KEPT; a problem's page and
-`GET /api/v1/problems/<slug>/solvers` page through all of them in solve order (time, then
-programmer id), so the same moves keep them in **parts** too: ``problem_solvers`` holds one
-document per problem and UTC day with solvers, ``{_id: "<slug>|<day>", s: [{p, at}]}``, its list
-sorted by the update itself (``$push`` with ``$sort``), and the problem's document counts each
-day's solvers (``days.<day>``) in the very update that counts the solver, so the day counts are
-as exactly-once as the count. A part is changed after the count, by programmer: a "+" pushes the
-programmer unless the part lists them already, a "-" pulls them; both are idempotent, so a retry
-or the repair simply does it again. A page is then the problem's day counts (one `_id` read),
-which say which days hold its offsets, and those days' parts read with ``$slice`` projections
-(the first from its offset, the others from their start): three commands and one page of
-solvers, whatever the number of solvers. A part holds one problem's solvers of one day, about
-40 bytes each: 16 MB would take 400,000 solvers of one problem in one day.
+**Every solver, a page at a time.** The lists keep SOLVERS_KEPT; a problem's page and the API
+page through every solver in solve order (time, then programmer id; `solver_pages` reads them), so
+the same moves keep them in **chunks** of one problem's solvers of one UTC minute:
+``problem_solvers``, ``{_id: "<slug>|<day>|<minute>", s: [{p, at}]}`` (the minute of the UTC day,
+0 to 1,439), sorted by the update itself (``$push`` with ``$sort``). Two counts say where each
+chunk is, both changed exactly once in step 2: the problem's ``days.<day>``, and the **day
+index** in ``problem_days``, ``{_id: "<slug>|<day>", m: {minute: n}, ops: [...]}``, guarded by
+its own recent ops. A chunk is changed after them, by programmer (a "+" pushes them unless the
+chunk lists them, a "-" pulls them): doing it again changes nothing.
+
+The largest documents, whatever the number of solvers: a problem's, a count a UTC day with a
+solve, OPS_KEPT ops and 2 × SOLVERS_KEPT solvers (~45 KB after ten years); a day index, at most
+1,440 counts and OPS_KEPT ops (under 20 KB); a chunk, one problem's solvers of one minute, ~40
+bytes each (16 MB would take 400,000 in one minute).
 """
 
 from __future__ import annotations
@@ -64,14 +67,16 @@ from dataclasses import dataclass, field
 from bson import ObjectId
 from django.utils import timezone
 from pymongo import UpdateOne
+from pymongo.collection import Collection as MongoCollection
 from pymongo.errors import DuplicateKeyError
 
 from . import holds, mongo
 
 SOLVERS_KEPT = 20  # kept in each list of a problem's document
 SOLVERS_SHOWN = 10  # shown on a problem's page
-OPS_KEPT = 100  # recent ops a problem's document remembers (see the module docstring)
+OPS_KEPT = 100  # recent ops a problem's document (and a day index) remembers (see above)
 SOLVERS_PAGE = 50  # solvers a page of a problem's solvers shows
+MINUTES_A_DAY = 1440
 ADD, REMOVE = "+", "-"
 
 
@@ -88,23 +93,21 @@ class ProblemStats:
     recent: list[Solver] = field(default_factory=list)  # latest first
 
 
-@dataclass(frozen=True)
-class SolversPage:
-    """Solvers `offset` onwards of a problem's `total`, in solve order."""
-
-    total: int
-    offset: int
-    solvers: list[Solver]
+def day_minute(at: dt.datetime) -> tuple[int, int]:
+    """The UTC day and the minute of that day (0 to 1,439) whose chunk lists a solve made at `at`
+    (UTC: chunks never move with the leaderboard's time zone)."""
+    day, minute = divmod(int(at.timestamp() // 60), MINUTES_A_DAY)
+    return day, minute
 
 
-def part_day(at: dt.datetime) -> int:
-    """The UTC day whose part lists a solve made at `at` (UTC: parts never move with the
-    leaderboard's time zone)."""
-    return int(at.timestamp() // 86400)
-
-
-def part_id(slug: str, day: int) -> str:
+def day_id(slug: str, day: int) -> str:
+    """The `_id` of a problem's day index (`problem_days`)."""
     return f"{slug}|{day}"
+
+
+def chunk_id(slug: str, day: int, minute: int) -> str:
+    """The `_id` of a problem's chunk of one minute (`problem_solvers`)."""
+    return f"{slug}|{day}|{minute}"
 
 
 # --- moves -----------------------------------------------------------------------------------
@@ -118,27 +121,16 @@ def move_new(*, add: bool) -> dict:
 
 def move_writes(solve: dict) -> list:
     """The writes that finish a fresh solve's move into its problem's count (steps 2 and 3), to
-    send with the solve's others (`mongo.write_together`), in order: the count, the part, the
-    mark. A duplicate key in them (the op applied already, a document made at the same moment)
-    stops what follows: `move_finish` then does it again the careful way."""
+    send with the solve's others (`mongo.write_together`), in order: the count, the day index,
+    the chunk, the mark. A duplicate key in them (the op applied already, a document made at the
+    same moment) stops what follows: `move_finish` then does it again the careful way."""
     op = solve.get("problem_move")
     if not op or not op.startswith(ADD):
         return []
-    count_filter, count_change = _stats_change(solve, op)
-    entry = {"p": solve["programmer_id"], "at": solve["solved_at"]}
-    key = part_id(solve["problem"], part_day(solve["solved_at"]))
     return [
-        UpdateOne(
-            count_filter,
-            count_change,
-            upsert=True,
-            namespace=mongo.namespace(mongo.problem_stats()),
-        ),
-        UpdateOne(
-            {"_id": key, "s.p": {"$ne": solve["programmer_id"]}},
-            {"$push": {"s": {"$each": [entry], "$sort": {"at": 1, "p": 1}}}},
-            upsert=True,
-            namespace=mongo.namespace(mongo.problem_solvers()),
+        *(
+            UpdateOne(unseen, change, upsert=True, namespace=mongo.namespace(collection))
+            for collection, unseen, change in _move_changes(solve, op)
         ),
         UpdateOne(*_mark(solve, op), namespace=mongo.namespace(mongo.solves())),
     ]
@@ -153,30 +145,39 @@ def _mark(solve: dict, op: str) -> tuple[dict, dict]:
 
 
 def move_finish(solve: dict) -> None:
-    """Finish the move a solve records, if any (steps 2 and 3): idempotent."""
+    """Finish the move a solve records, if any (steps 2 and 3), a write at a time: idempotent."""
     op = solve.get("problem_move")
     if not op:
         return
-    _stats_apply(solve, op)
-    _part_apply(solve, add=op.startswith(ADD))
+    for collection, unseen, change in _move_changes(solve, op):
+        _apply(collection, unseen, change, upsert=op.startswith(ADD))
     mongo.solves().update_one(*_mark(solve, op))
 
 
-def _stats_apply(solve: dict, op: str) -> None:
-    """Apply one op to its problem's document, unless it is among the recent ops."""
-    unseen, change = _stats_change(solve, op)
+def _move_changes(solve: dict, op: str) -> list[tuple[MongoCollection, dict, dict]]:
+    """(collection, filter, update) of each write of step 2, in order: the problem's document,
+    the day's index, the minute's chunk. Each filter matches nothing once its write is done."""
+    return [
+        (mongo.problem_stats(), *_stats_change(solve, op)),
+        (mongo.problem_days(), *_day_change(solve, op)),
+        (mongo.problem_solvers(), *_chunk_change(solve, add=op.startswith(ADD))),
+    ]
+
+
+def _apply(collection: MongoCollection, unseen: dict, change: dict, *, upsert: bool) -> None:
+    """One write of a move, made only where its filter still matches."""
     try:
-        mongo.problem_stats().update_one(unseen, change, upsert=op.startswith(ADD))
+        collection.update_one(unseen, change, upsert=upsert)
     except DuplicateKeyError:
-        # Either the op is in the document already, or another problem's first solver made
-        # the document at the same moment: now that it exists, apply the op if it is not.
-        mongo.problem_stats().update_one(unseen, change)
+        # Either the write is in the document already, or another solver made the document at
+        # the same moment: now that it exists, apply the change if it is not.
+        collection.update_one(unseen, change)
 
 
 def _stats_change(solve: dict, op: str) -> tuple[dict, dict]:
     """(filter, update) of one op on its problem's document, unless it is among the recent ops."""
     entry = {"p": solve["programmer_id"], "at": solve["solved_at"]}
-    day = f"days.{part_day(solve['solved_at'])}"  # a number: never a user's string
+    day = f"days.{day_minute(solve['solved_at'])[0]}"  # a number: never a user's string
     change: dict = {"$push": {"ops": {"$each": [op], "$slice": -OPS_KEPT}}}
     if op.startswith(ADD):
         change["$inc"] = {"solvers": 1, day: 1}
@@ -196,22 +197,27 @@ def _stats_change(solve: dict, op: str) -> tuple[dict, dict]:
     return {"_id": solve["problem"], "ops": {"$ne": op}}, change
 
 
-def _part_apply(solve: dict, *, add: bool) -> None:
-    """List the solver in the part of their solve's day (`add`) or take them out of it. By
-    programmer, so doing it again changes nothing (see the module docstring)."""
-    key = part_id(solve["problem"], part_day(solve["solved_at"]))
+def _day_change(solve: dict, op: str) -> tuple[dict, dict]:
+    """(filter, update) of one op on the index of its solve's day, unless it is among the
+    index's recent ops: its minute's count goes up or down by one."""
+    day, minute = day_minute(solve["solved_at"])
+    change = {
+        "$inc": {f"m.{minute}": 1 if op.startswith(ADD) else -1},
+        "$push": {"ops": {"$each": [op], "$slice": -OPS_KEPT}},
+    }
+    return {"_id": day_id(solve["problem"], day), "ops": {"$ne": op}}, change
+
+
+def _chunk_change(solve: dict, *, add: bool) -> tuple[dict, dict]:
+    """(filter, update) listing the solver in the chunk of their solve's minute (`add`) or
+    taking them out of it, by programmer: done again, it changes nothing."""
+    key = chunk_id(solve["problem"], *day_minute(solve["solved_at"]))
     programmer_id = solve["programmer_id"]
     if not add:
-        mongo.problem_solvers().update_one({"_id": key}, {"$pull": {"s": {"p": programmer_id}}})
-        return
+        return {"_id": key}, {"$pull": {"s": {"p": programmer_id}}}
     entry = {"p": programmer_id, "at": solve["solved_at"]}
     push = {"$push": {"s": {"$each": [entry], "$sort": {"at": 1, "p": 1}}}}
-    unlisted = {"_id": key, "s.p": {"$ne": programmer_id}}
-    try:
-        mongo.problem_solvers().update_one(unlisted, push, upsert=True)
-    except DuplicateKeyError:
-        # The part lists them already, or another solver of the day made it at the same moment.
-        mongo.problem_solvers().update_one(unlisted, push)
+    return {"_id": key, "s.p": {"$ne": programmer_id}}, push
 
 
 def move_start(solve: dict, *, add: bool) -> bool:
@@ -275,7 +281,8 @@ def moves_repair(*, older_than: dt.timedelta) -> int:
 # --- reads -----------------------------------------------------------------------------------
 
 
-def _solvers(entries: list[dict]) -> list[Solver]:
+def solvers_from(entries: list[dict]) -> list[Solver]:
+    """The solvers a list of a document names (``[{p, at}]``)."""
     return [Solver(programmer_id=e["p"], at=e["at"]) for e in entries]
 
 
@@ -287,42 +294,11 @@ def stats_read(*, slugs: Collection[str], lists: bool = False) -> dict[str, Prob
     return {
         doc["_id"]: ProblemStats(
             solvers=doc.get("solvers", 0),
-            first=_solvers(doc.get("first", [])),
-            recent=_solvers(doc.get("recent", [])),
+            first=solvers_from(doc.get("first", [])),
+            recent=solvers_from(doc.get("recent", [])),
         )
         for doc in found
     }
-
-
-def solvers_page(*, slug: str, offset: int, limit: int) -> SolversPage:
-    """Solvers `offset` to `offset + limit` of a problem, in solve order, and how many it has:
-    its day counts (one `_id` read), then the parts of the days that hold those offsets, sliced
-    on the server (at most two reads, `limit` days at most): the same at any number of solvers."""
-    stats = mongo.problem_stats().find_one({"_id": slug}, {"days": 1}) or {}
-    days = sorted((int(day), count) for day, count in stats.get("days", {}).items() if count > 0)
-    total = sum(count for _, count in days)
-    wanted: list[tuple[int, int]] = []  # (day, from which of its solvers), in order
-    before = 0
-    for day, count in days:
-        if before + count > offset and before < offset + limit:
-            wanted.append((day, max(0, offset - before)))
-        before += count
-    found: list[Solver] = []
-    if wanted:
-        (first_day, skip), rest = wanted[0], wanted[1:]
-        first = mongo.problem_solvers().find_one(
-            {"_id": part_id(slug, first_day)}, {"s": {"$slice": [skip, limit]}}
-        )
-        found += _solvers((first or {}).get("s", []))
-        if rest and len(found) < limit:
-            ids = [part_id(slug, day) for day, _ in rest]
-            parts = mongo.problem_solvers().find(
-                {"_id": {"$in": ids}}, {"s": {"$slice": limit - len(found)}}
-            )
-            by_id = {part["_id"]: part.get("s", []) for part in parts}
-            for part in ids:
-                found += _solvers(by_id.get(part, []))
-    return SolversPage(total=total, offset=offset, solvers=found[:limit])
 
 
 # --- rebuild ---------------------------------------------------------------------------------
@@ -337,17 +313,17 @@ def _kept(solvers: list[Solver], latest: bool) -> list[Solver]:
 
 
 class StatsBuild:
-    """Every problem's document and every solve's mark computed from the log, given a
-    programmer's solves at a time (`add`), then written (`finish`): one pass over the log can
-    rebuild the boards and these at once (`services.boards_rebuild_all`). Run while no solves
-    arrive, like a board rebuild."""
+    """Every problem's document, day index and chunk and every solve's mark computed from the
+    log, given a programmer's solves at a time (`add`), then written (`finish`): one pass over
+    the log can rebuild the boards and these at once (`services.boards_rebuild_all`). Run while
+    no solves arrive, like a board rebuild."""
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = defaultdict(int)
         self.first: dict[str, list[Solver]] = defaultdict(list)  # trimmed as they grow
         self.recent: dict[str, list[Solver]] = defaultdict(list)
-        # {(slug, day): its solvers}: every counted solve, for the parts (a rebuild's memory).
-        self.parts: dict[tuple[str, int], list[Solver]] = defaultdict(list)
+        # {(slug, day, minute): its solvers}: every counted solve (a rebuild's memory).
+        self.chunks: dict[tuple[str, int, int], list[Solver]] = defaultdict(list)
         # {counted: [solve id]}: the solves whose mark is wrong or whose move is open.
         self.to_mark: dict[bool, list] = {True: [], False: []}
 
@@ -362,17 +338,31 @@ class StatsBuild:
 
     def _count(self, slug: str, solver: Solver) -> None:
         self.counts[slug] += 1
-        self.parts[slug, part_day(solver.at)].append(solver)
+        self.chunks[(slug, *day_minute(solver.at))].append(solver)
         for kept, latest in ((self.first, False), (self.recent, True)):
             kept[slug].append(solver)
             if len(kept[slug]) > 4 * SOLVERS_KEPT:
                 kept[slug] = _kept(kept[slug], latest)
 
     def finish(self) -> int:
-        """Replace every problem's document and mend the marks. Returns how many problems have
-        solvers."""
-        documents = [
-            {
+        """Replace every problem's document, day index and chunk, and mend the marks. Returns
+        how many problems have solvers."""
+        stats, days, chunks = self._documents()
+        for collection, documents in (
+            (mongo.problem_stats(), stats),
+            (mongo.problem_days(), days),
+            (mongo.problem_solvers(), chunks),
+        ):
+            collection.delete_many({})
+            for start in range(0, len(documents), 1000):
+                collection.insert_many(documents[start : start + 1000])
+        self._marks_mend()
+        return len(stats)
+
+    def _documents(self) -> tuple[list[dict], list[dict], list[dict]]:
+        """The problems' documents, the day indexes and the chunks, as the moves keep them."""
+        stats = {
+            slug: {
                 "_id": slug,
                 "solvers": count,
                 "first": _listed(_kept(self.first[slug], latest=False)),
@@ -381,33 +371,29 @@ class StatsBuild:
                 "days": {},
             }
             for slug, count in self.counts.items()
-        ]
-        by_slug = {document["_id"]: document for document in documents}
-        parts = []
-        for (slug, day), listed in self.parts.items():
-            by_slug[slug]["days"][str(day)] = len(listed)
-            parts.append({"_id": part_id(slug, day), "s": _listed(sorted(listed, key=_order))})
-        mongo.problem_stats().delete_many({})
-        mongo.problem_solvers().delete_many({})
-        if documents:
-            mongo.problem_stats().insert_many(documents)
-        for start in range(0, len(parts), 1000):
-            mongo.problem_solvers().insert_many(parts[start : start + 1000])
+        }
+        days: dict[tuple[str, int], dict] = {}
+        chunks = []
+        for (slug, day, minute), listed in self.chunks.items():
+            counts = stats[slug]["days"]
+            counts[str(day)] = counts.get(str(day), 0) + len(listed)
+            index = days.setdefault((slug, day), {"_id": day_id(slug, day), "m": {}, "ops": []})
+            index["m"][str(minute)] = len(listed)
+            ordered = sorted(listed, key=lambda s: (s.at, s.programmer_id))
+            chunks.append({"_id": chunk_id(slug, day, minute), "s": _listed(ordered)})
+        return list(stats.values()), list(days.values()), chunks
+
+    def _marks_mend(self) -> None:
+        """Mark the solves whose mark is wrong or whose move is open."""
         done = {"$unset": {"problem_move": "", "problem_move_at": ""}}
-        # Only the solves whose mark is wrong or whose move is open are written, found on the
-        # way: the bulk loads log theirs already marked, and writing (or even matching on the
-        # server) every solve of a large log takes minutes.
+        # Only those, found on the way: the bulk loads log theirs marked, and writing (or even
+        # matching on the server) every solve of a large log takes minutes.
         for counted, ids in self.to_mark.items():
             for start in range(0, len(ids), mongo.IDS_PER_READ):
                 mongo.solves().update_many(
                     {"_id": {"$in": ids[start : start + mongo.IDS_PER_READ]}},
                     {**done, "$set": {"problem_counted": counted}},
                 )
-        return len(documents)
-
-
-def _order(solver: Solver) -> tuple:
-    return solver.at, solver.programmer_id
 
 
 def _listed(solvers: list[Solver]) -> list[dict]:

@@ -221,8 +221,8 @@ def lease_run_out() -> None:
 
 def crash_in_a_solves_first_write(monkeypatch, keep: int, error: Exception) -> None:
     """The storage goes away in the middle of each new solve's first command (its log, its
-    counts on the boards, then its problem's count, part and mark, in that order): only its
-    first `keep` writes are done (negative: all but the last ones)."""
+    counts on the boards, then its problem's count, day index, chunk and mark, in that order):
+    only its first `keep` writes are done (negative: all but the last ones)."""
     real = mongo.write_together
 
     def crashing(writes):

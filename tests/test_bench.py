@@ -15,6 +15,7 @@ import redis
 from django.core.management import call_command
 from pymongo import MongoClient
 
+from solutions import solvers
 from solutions.bench.counting import HTTP_CACHED, HTTP_UNCACHED, IN_PROCESS
 from solutions.bench.in_process import ANOTHER_EACH_TIME, SCORE_REPORTED
 from solutions.bench.new_day import NEW_DAY_PAGE, NEW_DAY_SOLVE
@@ -77,8 +78,8 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     assert small["profile"] == large["profile"]
     # A solve (the bench's programmer solving again), 8 commands whatever the boards but for
     # their entry reads: one command of writes to several collections with the solve's log,
-    # each board's entry (one pipeline update each) and the problem's solver count, the part of
-    # the solve's day that lists every solver and the solve marked counted; the lease, listing
+    # each board's entry (one pipeline update each) and the problem's solver count, the index
+    # of the solve's day, the chunk of its minute and the solve marked counted; the lease, listing
     # them as pending; the journals' versions; each board's entry read; the journals of every
     # board at once with the histograms of the groups' orders it moves (no manifest and no set);
     # then one command of writes: the journals, each board's record of what the orders hold, the
@@ -102,9 +103,10 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     for operation in ("year and streaks", "problems with solver counts", "a problem's solvers"):
         assert small[operation] == large[operation] <= 1, operation
     # A middle page of everybody who solved a problem (200 or 2,000 of them): the problem's day
-    # counts, then the page's day parts (one read, or two when the page starts inside a day).
+    # counts, the indexes of the page's days, then the page's minute chunks (one read, or two
+    # when the page starts inside a minute).
     middle = "a problem's solvers, middle page"
-    assert 2 <= small[middle] <= 3 and 2 <= large[middle] <= 3
+    assert 3 <= small[middle] <= 4 and 3 <= large[middle] <= 4
     # Groups ranked against each other: the ranklist's journal part, manifest and at most one
     # read of sets, then the groups' names.
     assert small["countries ranked"] <= 4 and large["countries ranked"] <= 4
@@ -122,8 +124,10 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
         for operation in (NEW_DAY_SOLVE, "profile", "year and streaks"):
             each.pop(operation)
     assert examined.pop("group page") == 2 and examined_large.pop("group page") <= 4
-    # The page's days: a day holds 20 or 200 of the solvers, so a page spans more days at 200.
-    assert examined.pop(middle) <= 1 + 4 and examined_large.pop(middle) <= 1 + 2
+    # The page's days and minutes: a day holds 20 or 200 of the solvers, so a page spans more
+    # days at 200; each solver has a minute of their own, so 50 chunks at most either way.
+    page = solvers.SOLVERS_PAGE
+    assert examined.pop(middle) <= 1 + 4 + page and examined_large.pop(middle) <= 1 + 2 + page
     # The ranklists: at most the journal, the manifest and a set twice, and the page's names.
     for each in (examined, examined_large):
         assert each.pop("countries ranked") <= 2 + 6  # six countries at most, named

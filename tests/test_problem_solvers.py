@@ -12,14 +12,17 @@ import datetime as dt
 import random
 import re
 
+import bson
 import pytest
 import time_machine
+from bson import ObjectId
 from django.test import Client
 from pymongo import MongoClient
+from pymongo.errors import ClientBulkWriteException
 
 from competitions import services as competition_services
 from competitions.tasks import archive_finished_competitions_task
-from solutions import mongo, selectors, services, solvers
+from solutions import mongo, selectors, services, solver_pages, solvers
 from solutions.models import Problem, Programmer
 from tests.conftest import NOW, crash_in_a_solves_first_write, make_programmer
 from tests.support.commands import CommandLog
@@ -170,11 +173,11 @@ def test_the_api_gives_each_solvers_country_and_a_problem_nobody_solved_one_empt
 # --- exactly once ----------------------------------------------------------------------------
 
 
-def test_a_crash_between_the_count_and_the_part_lists_the_solver_once_after_a_retry(
+def test_a_crash_between_the_counts_and_the_chunk_lists_the_solver_once_after_a_retry(
     mongodb, now, boards, problems, alice, bob, monkeypatch
 ):
     p1 = problems[0]
-    crash_in_a_solves_first_write(monkeypatch, -2, OSError())  # counted, neither listed nor marked
+    crash_in_a_solves_first_write(monkeypatch, -2, OSError())  # counted, not listed nor marked
     with pytest.raises(OSError):
         services.solve_record(programmer=alice, problem=p1, solved_at=NOW, request="a")
     with pytest.raises(OSError):
@@ -186,8 +189,76 @@ def test_a_crash_between_the_count_and_the_part_lists_the_solver_once_after_a_re
     services.solves_repair()  # Bob's is finished by the repair task
     services.solves_repair()
     stale = mongo.solves().find_one({"programmer_id": bob.pk})
-    solvers._part_apply(stale, add=True)  # a late finish of the same move: nothing more
+    mongo.problem_solvers().update_one(*solvers._chunk_change(stale, add=True))  # a late finish
     assert paged(p1, 50) == brute_solvers(p1) and len(brute_solvers(p1)) == 2
+
+
+def levels(slug: str, solved_at: dt.datetime) -> tuple[int, int, int, list[int]]:
+    """Where a solve made at `solved_at` counts: (the problem's count, its day's count, the day
+    index's count of its minute, who its minute's chunk lists)."""
+    day, minute = solvers.day_minute(solved_at)
+    stats = mongo.problem_stats().find_one({"_id": slug}) or {}
+    index = mongo.problem_days().find_one({"_id": solvers.day_id(slug, day)}) or {}
+    chunk = mongo.problem_solvers().find_one({"_id": solvers.chunk_id(slug, day, minute)}) or {}
+    return (
+        stats.get("solvers", 0),
+        stats.get("days", {}).get(str(day), 0),
+        index.get("m", {}).get(str(minute), 0),
+        [entry["p"] for entry in chunk.get("s", [])],
+    )
+
+
+def a_finisher_first_at_the_day_index(monkeypatch) -> list[tuple[int, int]]:
+    """Each new solve's move meets its op in the day index already (another finisher of the
+    same move got there first), so its first command stops there. Returns what the commands
+    refused: (where from the end of the command, error code)."""
+    refused: list[tuple[int, int]] = []
+    real_move_writes, real_write_together = solvers.move_writes, mongo.write_together
+
+    def raced(solve: dict) -> list:
+        writes = real_move_writes(solve)
+        mongo.write_together(writes[1:2])  # in order: the count, the day index, the chunk, ...
+        return writes
+
+    def watched(writes: list) -> None:
+        try:
+            real_write_together(writes)
+        except ClientBulkWriteException as error:
+            refused.extend((e["idx"] - len(writes), e["code"]) for e in error.write_errors)
+            raise
+
+    monkeypatch.setattr(solvers, "move_writes", raced)
+    monkeypatch.setattr(mongo, "write_together", watched)
+    return refused
+
+
+def test_a_move_finished_twice_counts_once_in_the_count_and_the_day_index(
+    mongodb, now, boards, problems, alice, bob, monkeypatch
+):
+    p1 = problems[0]
+    refused = a_finisher_first_at_the_day_index(monkeypatch)
+    assert services.solve_record(programmer=alice, problem=p1, solved_at=NOW)
+    monkeypatch.undo()
+    assert refused == [(-3, 11000)]  # the day index's upsert stopped the chunk and the mark
+    assert levels(p1.slug, NOW) == (1, 1, 1, [alice.pk])
+    # Bob's goes through whole; then each move is finished again, twice, by whoever still
+    # holds it (a judge's retry, the repair task): nothing more.
+    services.solve_record(programmer=bob, problem=p1, solved_at=NOW)
+    ops = mongo.problem_days().find_one()["ops"]  # Alice's, then Bob's
+    for programmer, op in zip((alice, bob), ops, strict=True):
+        logged = mongo.solves().find_one({"programmer_id": programmer.pk})
+        assert logged["problem_counted"] is True and "problem_move" not in logged
+        for _ in range(2):
+            solvers.move_finish({**logged, "problem_move": op})
+    assert levels(p1.slug, NOW) == (2, 2, 2, sorted([alice.pk, bob.pk]))
+    services.programmer_set_visibility(programmer=bob, hidden=True)
+    out = mongo.problem_days().find_one()["ops"][-1]
+    assert out.startswith(solvers.REMOVE)
+    logged = mongo.solves().find_one({"programmer_id": bob.pk})
+    for _ in range(2):
+        solvers.move_finish({**logged, "problem_move": out})
+    assert levels(p1.slug, NOW) == (1, 1, 1, [alice.pk])
+    assert_bounded_and_agreeing()
 
 
 def test_a_rebuild_from_the_log_gives_the_same_pages(
@@ -259,8 +330,9 @@ def test_a_page_past_the_last_or_an_unknown_problem_is_404(
 # --- cost ------------------------------------------------------------------------------------
 
 
-def _middle_page_commands(size: int, embedded_server, problem: Problem) -> list[tuple[str, int]]:
-    """(command, reply bytes) of reading the middle page of `size` solvers of `problem`."""
+def _middle_page_commands(size: int, embedded_server, problem: Problem) -> tuple[list, set]:
+    """((collection, reply bytes) of each command, the (day, minute)s of its solvers) of
+    reading the middle page of `size` solvers of `problem` spread over 20 days."""
     Programmer.objects.all().delete()
     mongo.solves().delete_many({})
     crowd = Programmer.objects.bulk_create([Programmer(handle=f"crowd{i:05}") for i in range(size)])
@@ -281,15 +353,160 @@ def _middle_page_commands(size: int, embedded_server, problem: Problem) -> list[
     finally:
         mongo.set_client(previous)
         client.close()
-    return [(c.name, c.received) for c in log.commands]
+    assert {c.name for c in log.commands} == {"find"}
+    spans = {solvers.day_minute(row.solved_at) for row in page.rows}
+    return [(c.document["find"], c.received) for c in log.commands], spans
 
 
-def test_a_middle_page_costs_the_same_commands_and_bytes_at_any_number_of_solvers(
+def test_a_middle_page_costs_four_finds_at_most_and_the_same_bytes_at_any_number_of_solvers(
     mongodb, embedded_server, now, boards, problems
 ):
-    small = _middle_page_commands(200, embedded_server, problems[0])
-    large = _middle_page_commands(3000, embedded_server, problems[0])
-    # The day counts, then the page's parts (one day or more): three finds at most, either way.
+    small, small_spans = _middle_page_commands(200, embedded_server, problems[0])
+    large, _ = _middle_page_commands(3000, embedded_server, problems[0])
+    # 200 solvers over 20 days: the page spans several days and many minutes.
+    assert len({day for day, _ in small_spans}) >= 3 and len(small_spans) >= 40
+    # The day counts, the days' indexes, then the page's chunks (one minute or more).
     for commands in (small, large):
-        assert 2 <= len(commands) <= 3 and {name for name, _ in commands} == {"find"}
-    assert sum(size for _, size in large) <= sum(size for _, size in small) + 1024
+        assert 3 <= len(commands) <= 4
+        assert [name for name, _ in commands[:2]] == ["problem_stats", "problem_days"]
+    # The page's bytes do not grow with the solvers; the indexes of the days it spans are at
+    # most a full day's each.
+    assert sum(size for _, size in large[2:]) <= sum(size for _, size in small[2:]) + 1024
+    assert large[1][1] <= 2 * index_bytes_max()
+
+
+# --- bounded documents -----------------------------------------------------------------------
+
+
+def index_bytes_max() -> int:
+    """The bytes of a day index at its largest: a count for every minute, OPS_KEPT ops."""
+    full = {
+        "_id": f"{'x' * 40}|{solvers.day_minute(NOW)[0]}",
+        "m": {str(minute): 2**31 - 1 for minute in range(solvers.MINUTES_A_DAY)},
+        "ops": [f"+{ObjectId()}" for _ in range(solvers.OPS_KEPT)],
+    }
+    return len(bson.encode(full))
+
+
+def assert_bounded_and_agreeing() -> None:
+    """Each chunk lists, sorted and once each, the solvers of the one minute its `_id` names;
+    each day index counts at most 1,440 minutes and keeps OPS_KEPT ops; and the three levels
+    agree: a minute's count is its chunk's length, a day's count on the problem's document the
+    sum of its index's."""
+    chunks, minutes, days = {}, {}, {}
+    for chunk in mongo.problem_solvers().find():
+        slug, day, minute = chunk["_id"].rsplit("|", 2)
+        listed = chunk["s"]
+        assert {solvers.day_minute(e["at"]) for e in listed} <= {(int(day), int(minute))}
+        assert listed == sorted(listed, key=lambda e: (e["at"], e["p"]))
+        assert len({e["p"] for e in listed}) == len(listed)
+        chunks[slug, int(day), int(minute)] = len(listed)
+    for index in mongo.problem_days().find():
+        slug, day = index["_id"].rsplit("|", 1)
+        assert len(index["m"]) <= solvers.MINUTES_A_DAY and len(index["ops"]) <= solvers.OPS_KEPT
+        assert all(0 <= int(minute) < solvers.MINUTES_A_DAY for minute in index["m"])
+        minutes |= {(slug, int(day), int(minute)): n for minute, n in index["m"].items()}
+        days[slug, int(day)] = sum(index["m"].values())
+    counted = {
+        (stats["_id"], int(day)): n
+        for stats in mongo.problem_stats().find()
+        for day, n in stats.get("days", {}).items()
+    }
+    assert {k: n for k, n in chunks.items() if n} == {k: n for k, n in minutes.items() if n}
+    assert {k: n for k, n in days.items() if n} == {k: n for k, n in counted.items() if n}
+
+
+def test_a_day_with_a_solver_every_minute_has_one_index_of_1440_counts_under_20_kb(mongodb):
+    day_start = dt.datetime(2020, 1, 18, tzinfo=dt.UTC)
+    build = solvers.StatsBuild()
+    build.add(
+        [
+            {
+                "_id": ObjectId(),
+                "problem": "p1",
+                "programmer_id": n,
+                "solved_at": day_start + dt.timedelta(seconds=20 * n),
+                "problem_counted": True,
+            }
+            for n in range(3 * solvers.MINUTES_A_DAY)  # three a minute, all day
+        ],
+        counted=True,
+    )
+    build.finish()
+    (index,) = mongo.problem_days().find()
+    assert len(index["m"]) == solvers.MINUTES_A_DAY and set(index["m"].values()) == {3}
+    assert mongo.problem_solvers().count_documents({}) == solvers.MINUTES_A_DAY
+    assert_bounded_and_agreeing()
+    assert index_bytes_max() < 20_000  # what the module docstring says of the largest
+    page = solver_pages.solvers_page(slug="p1", offset=1000, limit=50)
+    assert [s.programmer_id for s in page.solvers] == list(range(1000, 1050))
+
+
+# --- chunks per minute, against the log ------------------------------------------------------
+
+
+def counted_solvers(slug: str) -> list[tuple[int, dt.datetime]]:
+    """(programmer id, solved at) of every solve the count should count, from the log and the
+    flags as they are now, by time then programmer id."""
+    visible = set(
+        Programmer.objects.filter(hidden=False, banned=False).values_list("pk", flat=True)
+    )
+    counted = [
+        (s["programmer_id"], s["solved_at"])
+        for s in mongo.solves().find({"problem": slug})
+        if s["programmer_id"] in visible and "held_until" not in s
+    ]
+    return sorted(counted, key=lambda solve: (solve[1], solve[0]))
+
+
+def every_page(slug: str, limit: int) -> list[tuple[int, dt.datetime]]:
+    """Every page of `limit` solvers, each checked to be whole but the last."""
+    total = solver_pages.solvers_page(slug=slug, offset=0, limit=limit).total
+    listed = []
+    for offset in range(0, total, limit):
+        page = solver_pages.solvers_page(slug=slug, offset=offset, limit=limit)
+        assert page.total == total and len(page.solvers) == min(limit, total - offset)
+        listed += [(s.programmer_id, s.at) for s in page.solvers]
+    return listed
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_page_of_every_size_is_the_log_in_solve_order_over_days_and_minutes(
+    mongodb, boards, seed
+):
+    rng = random.Random(seed)
+    problem = Problem.objects.create(slug="busy", title="Busy")
+    programmers = [make_programmer(f"racer{i}") for i in range(40)]
+    start = dt.datetime(2020, 3, 1, 23, 50, tzinfo=dt.UTC)  # ten minutes before a UTC midnight
+    busy = start + dt.timedelta(minutes=12)  # the minute a third of them solve in
+    events = []
+    for programmer in programmers:
+        if rng.random() < 0.4:  # in the busy minute, some at its very first moment (a tie)
+            solved_at = busy + dt.timedelta(milliseconds=rng.choice([0, rng.randrange(60_000)]))
+        else:
+            solved_at = start + dt.timedelta(seconds=rng.randrange(3 * 86400))
+        late = dt.timedelta(minutes=rng.randrange(1, 900) if rng.random() < 0.3 else 0)
+        events.append((solved_at + late, "solve", programmer, solved_at))
+        for _ in range(rng.randrange(3)):  # hidden or banned, and back
+            flag_at = start + dt.timedelta(seconds=rng.randrange(4 * 86400))
+            events.append((flag_at, "flag", programmer, None))
+    events.sort(key=lambda e: (e[0], e[1]))
+    for reported_at, kind, programmer, solved_at in events:
+        with time_machine.travel(reported_at, tick=False):
+            programmer.refresh_from_db()
+            if kind == "solve":
+                services.solve_record(programmer=programmer, problem=problem, solved_at=solved_at)
+                continue
+            flag = rng.choice(["hidden", "banned"])
+            services.programmer_set_visibility(
+                programmer=programmer, **{flag: not getattr(programmer, flag)}
+            )
+            assert every_page("busy", 7) == counted_solvers("busy")
+    expected = counted_solvers("busy")
+    assert len({solvers.day_minute(at)[0] for _, at in expected}) >= 3
+    in_busy = {"$gte": busy, "$lt": busy + dt.timedelta(minutes=1)}
+    assert mongo.solves().count_documents({"solved_at": in_busy}) >= 8  # many in one minute
+    assert len([at for _, at in expected if busy <= at < busy + dt.timedelta(minutes=1)]) >= 3
+    for limit in range(1, len(expected) + 2):
+        assert every_page("busy", limit) == expected
+    assert_bounded_and_agreeing()

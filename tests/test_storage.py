@@ -140,6 +140,7 @@ SHARD_KEYS = {
     "board_versions": None,
     "group_names": None,
     "problem_stats": None,
+    "problem_days": "_id",
     "problem_solvers": "_id",
     "locks": None,
     "activity_state": None,

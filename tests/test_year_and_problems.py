@@ -236,8 +236,8 @@ def test_a_crash_between_counting_and_marking_counts_once_after_a_retry_or_the_r
     mongodb, now, boards, problems, alice, bob, monkeypatch
 ):
     p1 = problems[0]
-    # Step 2 (the count) done, step 3 (the mark) never happens.
-    crash_in_a_solves_first_write(monkeypatch, -2, ConnectionError("the server went away"))
+    # Step 2 (the count, the day index, the chunk) done, step 3 (the mark) never happens.
+    crash_in_a_solves_first_write(monkeypatch, -1, ConnectionError("the server went away"))
     with pytest.raises(ConnectionError):
         services.solve_record(programmer=alice, problem=p1, solved_at=NOW, request="a")
     with pytest.raises(ConnectionError):
@@ -258,7 +258,7 @@ def test_a_crash_between_counting_and_marking_counts_once_after_a_retry_or_the_r
 def test_a_crash_before_counting_is_finished_by_the_repair_task(
     mongodb, now, boards, problems, alice, monkeypatch
 ):
-    crash_in_a_solves_first_write(monkeypatch, -3, OSError())  # logged and counted on the boards
+    crash_in_a_solves_first_write(monkeypatch, -4, OSError())  # logged and counted on the boards
     with pytest.raises(OSError):
         services.solve_record(programmer=alice, problem=problems[0], solved_at=NOW)
     monkeypatch.undo()

@@ -134,7 +134,7 @@ def _today_so_far() -> tuple[dt.datetime, dt.timedelta]:
 
 def _solvers_seed(programmers: list[Programmer], solves: dict[int, list[dict]]) -> None:
     """Everybody solved SOLVED_BY_ALL at one of their solves' times (over the last 10 days):
-    its count and its parts, as a rebuild from the log writes them."""
+    its count, day indexes and minute chunks, as a rebuild from the log writes them."""
     stats = solvers.StatsBuild()
     for programmer in programmers:
         solve = solves[programmer.pk][-1]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from .. import solvers
+from .. import solver_pages, solvers
 from ..models import Problem, Programmer
 from .common import PAGE_SIZE, Paged
 
@@ -115,11 +115,14 @@ def problem_solvers_page(
     *, problem: Problem, page: int, page_size: int = solvers.SOLVERS_PAGE
 ) -> ProblemSolversPage:
     """Page `page` of everybody who solved a problem, in solve order (earliest first, then by
-    programmer id): its day counts and the parts that hold the page (`solvers.solvers_page`,
-    three `_id` reads at most) and one SQL read of the page's programmers, whatever the number
-    of solvers. Hidden and banned programmers are out of the parts as they are out of the
-    count; one whose move out is under way is left out here too."""
-    found = solvers.solvers_page(slug=problem.slug, offset=(page - 1) * page_size, limit=page_size)
+    programmer id): its day counts, the indexes of the days and the chunks of the minutes that
+    hold the page (`solver_pages.solvers_page`, four `_id` reads at most) and one SQL read of the
+    page's programmers, whatever the number of solvers. Hidden and banned programmers are out of
+    the chunks as they are out of the count; one whose move out is under way is left out here
+    too."""
+    found = solver_pages.solvers_page(
+        slug=problem.slug, offset=(page - 1) * page_size, limit=page_size
+    )
     ids = [solver.programmer_id for solver in found.solvers]
     visible = Programmer.objects.filter(pk__in=ids, hidden=False, banned=False)
     by_id = {programmer.pk: programmer for programmer in visible.only("handle", "country")}
