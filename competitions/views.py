@@ -19,7 +19,8 @@ from django.views.decorators.vary import vary_on_cookie
 
 from solutions import extensions, limits
 from solutions.forms import AnswerForm
-from solutions.views import programmer_of, too_many_response
+from solutions.views import programmer_of
+from solutions.views.refusals import too_many_response
 
 from . import selectors, services
 from .models import Competition

@@ -2,20 +2,20 @@
 
 from django.urls import path
 
-from . import views
+from .views import boards, problems, profiles, signup, submissions
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("accounts/signup/", views.signup, name="signup"),
-    path("problems/", views.problems, name="problems"),
-    path("problems/<slug:slug>/", views.problem, name="problem"),
-    path("submissions/", views.submissions, name="submissions"),
-    path("leaderboard/", views.board, name="leaderboard"),
-    path("leaderboard/<slug:slug>/", views.board, name="board"),
-    path("u/<str:handle>/", views.profile, name="profile"),
-    path("u/<str:handle>/card.svg", views.profile_card, name="profile_card"),
+    path("", boards.home, name="home"),
+    path("accounts/signup/", signup.signup, name="signup"),
+    path("problems/", problems.problems, name="problems"),
+    path("problems/<slug:slug>/", problems.problem, name="problem"),
+    path("submissions/", submissions.submissions, name="submissions"),
+    path("leaderboard/", boards.board, name="leaderboard"),
+    path("leaderboard/<slug:slug>/", boards.board, name="board"),
+    path("u/<str:handle>/", profiles.profile, name="profile"),
+    path("u/<str:handle>/card.svg", profiles.profile_card, name="profile_card"),
     # The live fragments of the board and the profile: the same views, rendering only the part
     # that moves (polled by static/solutions/live.js).
-    path("leaderboard/<slug:slug>/live/", views.board, {"fragment": True}, name="board_live"),
-    path("u/<str:handle>/live/", views.profile, {"fragment": True}, name="profile_live"),
+    path("leaderboard/<slug:slug>/live/", boards.board, {"fragment": True}, name="board_live"),
+    path("u/<str:handle>/live/", profiles.profile, {"fragment": True}, name="profile_live"),
 ]
