@@ -110,6 +110,25 @@ def test_no_module_of_solutions_imports_the_apps_above_it(module):
     assert not offending, "solutions must not depend on the apps above it:\n" + "\n".join(offending)
 
 
+def test_the_core_imports_neither_the_tools_nor_the_load_and_only_its_command_the_bench():
+    """The bench and the load test drive the site from outside and start the embedded server
+    (`tools`), beside `solutions` (issue 37): no module of `solutions` imports `tools` or
+    `loadtest`, and only `manage.py bench`'s command imports `bench`."""
+    command = f"{CORE}.management.commands.bench"
+    offending = []
+    for module in core_modules():
+        path = ROOT / Path(*module.split("."))
+        if path.is_dir():
+            path, module = path / "__init__.py", f"{module}.__init__"
+        else:
+            path = path.with_suffix(".py")
+        for line, name in imported_names(path.read_text(), module):
+            top = name.split(".")[0]
+            if top in ("tools", "loadtest") or (top == "bench" and module != command):
+                offending.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert not offending, "\n".join(offending)
+
+
 APPS = ("solutions", "accounts", "competitions", "activity", "integrations")
 
 
