@@ -6,7 +6,7 @@ class CompetitionsConfig(AppConfig):
     verbose_name = "Competitions"
 
     def ready(self) -> None:
-        # Its indexes join the one registry that `mongo_indexes` walks (solutions/mongo.py).
+        # Its indexes join the one registry that `mongo_indexes` walks (solutions/mongo/indexes.py).
         from django.db.models.signals import post_save
 
         from solutions import extensions

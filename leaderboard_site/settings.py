@@ -197,6 +197,11 @@ MONGODB_DB = env_str("MONGODB_DB", "leaderboard")
 # default 30 s: how long to look for a server, and to wait for one command's answer.
 MONGODB_SERVER_TIMEOUT_MS = env_int("MONGODB_SERVER_TIMEOUT_MS", 3000)
 MONGODB_SOCKET_TIMEOUT_MS = env_int("MONGODB_SOCKET_TIMEOUT_MS", 20000)
+# Ids one `$in` on `_id` names: the embedded server's costs the square of its ids (see
+# `mongo.ids_per_read`); on real MongoDB, which looks each id up in the index, more is fine.
+MONGODB_IDS_PER_READ = env_int("MONGODB_IDS_PER_READ", 25)
+if MONGODB_IDS_PER_READ < 1:
+    raise ImproperlyConfigured("MONGODB_IDS_PER_READ must be 1 or more (ids a read names).")
 
 # The zone whose midnight starts a leaderboard day.
 LEADERBOARD_TIME_ZONE = env_str("LEADERBOARD_TIME_ZONE", "UTC")

@@ -15,14 +15,14 @@ import redis
 from django.core.management import call_command
 from pymongo import MongoClient
 
+from bench.counting import HTTP_CACHED, HTTP_UNCACHED, IN_PROCESS
+from bench.in_process import ANOTHER_EACH_TIME, SCORE_REPORTED
+from bench.new_day import NEW_DAY_PAGE, NEW_DAY_SOLVE
+from bench.report import DJANGO_CPU, SERVER_CPU, bytes_flat
+from bench.run import bench_run
+from bench.seed import SCORE_PROBLEMS
+from bench.web import SCORE_RANGE
 from solutions import solvers
-from solutions.bench.counting import HTTP_CACHED, HTTP_UNCACHED, IN_PROCESS
-from solutions.bench.in_process import ANOTHER_EACH_TIME, SCORE_REPORTED
-from solutions.bench.new_day import NEW_DAY_PAGE, NEW_DAY_SOLVE
-from solutions.bench.report import DJANGO_CPU, SERVER_CPU, bytes_flat
-from solutions.bench.run import bench_run
-from solutions.bench.seed import SCORE_PROBLEMS
-from solutions.bench.web import SCORE_RANGE
 from solutions.leaderboard import journals, sets
 from tests.services_available import REDIS_URL, require_redis
 

@@ -223,7 +223,9 @@ def test_a_request_stops_when_the_server_restarts_under_it(client, mongodb, now,
     """A restarted server may have lost what the request wrote a moment before: the rest of
     the request answers 503 instead of building on it, and the retry starts afresh."""
     lives = iter(["first life", "first life"])
-    restart = mock.patch.object(mongo, "_server_life", side_effect=lambda _: next(lives, "second"))
+    restart = mock.patch.object(
+        mongo.client, "_server_life", side_effect=lambda _: next(lives, "second")
+    )
     with restart:
         response = post_solve(client, judge)
     assert (response.status_code, response["Retry-After"]) == (503, "5")

@@ -127,7 +127,7 @@ def test_declaring_an_app_twice_declares_its_indexes_once():
         mongo.indexes_declare(declaration)
         assert len(mongo.indexes_declared(at_first_use_only=True)["scratch"]) == 1
     finally:
-        mongo._declarations.pop(declaration)
+        mongo.indexes._declarations.pop(declaration)
 
 
 def test_the_seeds_query_gets_its_index_only_for_the_check_that_reads_it(

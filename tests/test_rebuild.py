@@ -202,7 +202,7 @@ def test_a_rebuild_finds_the_entries_of_programmers_off_the_board_by_their_ids(
     reads = [find.document["filter"] for find in log.named("find")]
     assert reads, "the stored entries were read"
     for read in reads:
-        assert list(read) == ["_id"] and len(read["_id"]["$in"]) <= mongo.IDS_PER_READ
+        assert list(read) == ["_id"] and len(read["_id"]["$in"]) <= mongo.ids_per_read()
 
 
 def test_a_bulk_command_waits_for_the_server_however_long_a_read_takes(settings):

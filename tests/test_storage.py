@@ -189,3 +189,26 @@ def test_every_upsert_of_a_judges_report_and_an_answer_names_its_shard_key(
     ]
     assert not missing
     mongo.get_client().close()
+
+
+def test_reads_and_deletes_by_many_ids_name_as_many_ids_a_command_as_the_deployment_sets(
+    mongodb, embedded_server, settings
+):
+    """MONGODB_IDS_PER_READ sizes every `$in` on `_id` of `find_by_ids` and `delete_by_ids`:
+    the embedded server's costs the square of its ids, real MongoDB's does not."""
+    settings.MONGODB_IDS_PER_READ = 4
+    mongodb["things"].insert_many([{"_id": n} for n in range(10)])
+    log = CommandLog()
+    client = MongoClient(embedded_server.uri, tz_aware=True, event_listeners=[log])
+    things = client[mongodb.name]["things"]
+    found = [doc["_id"] for doc in mongo.find_by_ids(things, [*range(9), 99])]
+    assert mongo.delete_by_ids(things, [0, 1, 2, 3, 4, 99]) == 5
+    client.close()
+    assert found == list(range(9))
+    pieces = [len(read.document["filter"]["_id"]["$in"]) for read in log.named("find")]
+    assert pieces == [4, 4, 2]
+    deletes = [
+        len(d["q"]["_id"]["$in"]) for c in log.named("delete") for d in c.document["deletes"]
+    ]
+    assert deletes == [4, 2]
+    assert sorted(doc["_id"] for doc in mongodb["things"].find()) == [5, 6, 7, 8, 9]

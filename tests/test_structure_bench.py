@@ -1,4 +1,4 @@
-"""The structure bench (`solutions/bench/structure.py`): the order it builds from made-up sets
+"""The structure bench (`bench/structure.py`): the order it builds from made-up sets
 really holds the members it claims, its documents are the ones the store writes, and a read
 touches the same documents at 10,240 and 204,800 members, and the same bytes up to a fuller node
 (and the histogram's few more scores). Small sizes: the whole file runs in about a second."""
@@ -11,7 +11,7 @@ from collections import Counter
 import bson
 import pytest
 
-from solutions.bench import structure as bench
+from bench import structure as bench
 from solutions.leaderboard import order_documents, sets
 
 # Whole sets, so that every page reads sets of the same size at both: 20 sets, then 400 (a root

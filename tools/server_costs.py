@@ -8,7 +8,7 @@ Each write row inserts the documents, 1,000 a command, into a fresh collection o
 server of its own (its data in a temporary directory, on disk as `make run` keeps it) and prints
 the microseconds a document took and its BSON size. The read rows read 1,000 of the 30-day
 entries back whole by `_id`: so many at a time with `$in` (the server checks each document found
-against the whole list, so a long list costs more a document; `mongo.IDS_PER_READ`), and as one
+against the whole list, so a long list costs more a document; `MONGODB_IDS_PER_READ`), and as one
 range of `_id`, which the server answers by scanning the whole collection. The server is one
 Python process: what it spends on a document is the floor of any bulk load through it, whatever
 the client does.

@@ -114,10 +114,7 @@ class BoardBuild:
         report.removed = len(stale)
         if self.dry_run:
             return report
-        for start in range(0, len(stale), mongo.IDS_PER_READ):
-            writer.collection.delete_many(
-                {"_id": {"$in": stale[start : start + mongo.IDS_PER_READ]}}
-            )
+        mongo.delete_by_ids(writer.collection, stale)
         orders.group_names_write(self._spill.scopes)
         ranked = Path(self._scratch.name) / "ranklists"  # each spill numbers its files from 0
         ranked.mkdir()

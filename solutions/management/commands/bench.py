@@ -1,4 +1,4 @@
-"""Measure what the common reads and writes cost as a board grows (see `solutions.bench`).
+"""Measure what the common reads and writes cost as a board grows (see `bench`).
 
 Why it exists: the design promises that every read and every solve costs the same at a thousand
 programmers as at a million, in MongoDB commands and in bytes, through HTTP as users call it.
@@ -11,7 +11,7 @@ Last at each size, the first solve after a few midnights (the clock moved on a d
 with the day change it brings, and the first page read after it. Without a best-score board
 among the site's, one of the bench's own is measured (a score reported, a score range).
 With `--structure` it measures the order structure alone instead, in memory, at sizes no
-database here could be seeded with (`solutions.bench.structure`: 1M, 25M and 100M members).
+database here could be seeded with (`bench.structure`: 1M, 25M and 100M members).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from solutions.bench import structure
-from solutions.bench.report import table, verdict
-from solutions.bench.run import bench_run
-from solutions.bench.seed import mongodb_server
+from bench import structure
+from bench.report import table, verdict
+from bench.run import bench_run
+from bench.seed import mongodb_server
 
 SIZES_DEFAULT = "1000,10000"
 

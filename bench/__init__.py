@@ -7,6 +7,10 @@ number of `_id` reads and writes), and that benchmarks show it through HTTP. For
 bench seeds a scratch database with that many programmers on every board, measures each
 operation, and prints one Markdown table with the sizes side by side, so what is not flat shows.
 
+It sits beside `loadtest/`, outside `solutions`: like the load test it drives the site from
+outside and starts the embedded server (`tools.embedded_mongo`), so the core never imports
+`tools`; only the command (`solutions/management/commands/bench.py`) imports it.
+
 Its parts, one module each:
 - `counting`: the command listener (commands, bytes each way, the finds to explain) and
   `measure`, which every row goes through.
