@@ -217,7 +217,7 @@ def test_attempts_are_written_by_one_service():
 
 
 ENGINE = ROOT / CORE / "leaderboard"
-ENGINE_MODULE_LINES_MAX = 500
+ENGINE_MODULE_LINES_MAX = 400  # the guideline, as for every module split by concern (issue 37)
 
 
 def test_every_module_of_the_engine_can_be_read_in_one_sitting():
@@ -250,6 +250,7 @@ SPLIT_BY_CONCERN = (
     ROOT / "activity",
     ROOT / CORE / "services",
     ROOT / CORE / "selectors",
+    ENGINE,
 )
 
 
@@ -257,9 +258,9 @@ SPLIT_BY_CONCERN = (
     "folder", SPLIT_BY_CONCERN, ids=lambda folder: str(folder.relative_to(ROOT))
 )
 def test_no_module_split_by_concern_passes_400_lines(folder):
-    """The API's views and schemas, activity's services and the core's writes and reads were
-    split by concern once they passed the guideline (issue 37); a module that grows past it
-    again is split too."""
+    """The API's views and schemas, activity's services, the core's writes and reads and the
+    engine were split by concern once they passed the guideline (issue 37); a module that grows
+    past it again is split too."""
     lengths = {
         str(path.relative_to(ROOT)): len(path.read_text().splitlines())
         for path in sorted(folder.rglob("*.py"))
@@ -270,7 +271,7 @@ def test_no_module_split_by_concern_passes_400_lines(folder):
 
 
 FUNCTION_LINES_MAX = 40  # the guideline: past it, a function is split into named helpers
-SHORT_FUNCTIONS = (ROOT / CORE / "services", ROOT / CORE / "selectors")
+SHORT_FUNCTIONS = (ROOT / CORE / "services", ROOT / CORE / "selectors", ENGINE)
 
 
 def long_functions(source: str, where: str) -> dict[str, int]:
@@ -303,8 +304,8 @@ def test_the_function_measure_counts_decorators_and_sees_methods():
     "folder", SHORT_FUNCTIONS, ids=lambda folder: str(folder.relative_to(ROOT))
 )
 def test_no_function_of_the_services_passes_40_lines(folder):
-    """The core's writes read one function at a time: a longer one is split into helpers
-    named for what they do (issue 37)."""
+    """The core's writes and reads and the engine read one function at a time: a longer one is
+    split into helpers named for what they do (issue 37)."""
     too_long = {}
     for path in sorted(folder.rglob("*.py")):
         too_long |= long_functions(path.read_text(), str(path.relative_to(ROOT)))
