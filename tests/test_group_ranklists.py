@@ -29,7 +29,7 @@ from pymongo.errors import AutoReconnect
 
 from accounts import services as account_services
 from solutions import leaderboard, mongo, services
-from solutions.leaderboard import encoding, groups, journals, orders, sets
+from solutions.leaderboard import encoding, groups, journals, order_writes, orders, sets
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW, make_programmer, random_solves
 from tests.support.commands import CommandLog
@@ -277,7 +277,7 @@ def test_a_rebuild_from_the_log_gives_the_same_ranklists(mongodb, boards_of_ever
 
 @pytest.mark.parametrize(
     "module, cut",
-    [(journals, "journals_swap"), (orders, "manifests_move")],
+    [(journals, "journals_swap"), (order_writes, "manifests_move")],
     ids=["journals_swap", "manifests_move"],
 )
 def test_a_batch_or_a_fold_cut_short_leaves_every_ranklist_right_once_finished(

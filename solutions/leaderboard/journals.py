@@ -85,10 +85,8 @@ def _pair_unpack(packed: bytes) -> Pair:
 
 def _pair_pack(pair: Pair) -> Binary:
     gone, came = pair
-    there, blank = (
-        bytes([(gone is not None) | (came is not None) << 1]),
-        bytes(encoding.RECORD_BYTES),
-    )
+    there = bytes([(gone is not None) | (came is not None) << 1])
+    blank = bytes(encoding.RECORD_BYTES)
     return Binary(there + (gone or blank) + (came or blank))
 
 

@@ -202,9 +202,8 @@ class _SetChanges:
         of the same fold that wrote the manifest without the member among its arrivals."""
         manifest = self.manifest
         if not len(manifest):
-            manifest.splice(
-                0, 0, [SetInfo(rewrites.new_set_id(manifest.born), 0, 0, separator(record), {})]
-            )
+            set_id = rewrites.new_set_id(manifest.born)
+            manifest.splice(0, 0, [SetInfo(set_id, 0, 0, separator(record), {})])
         index = manifest.set_for(record)
         if self.taking_in(index):
             self._insert(index, record)
