@@ -456,7 +456,7 @@ def test_a_fold_stopped_midway_is_finished_later_and_moves_nobody_twice(
         )
     monkeypatch.setattr(journals, "JOURNAL_MAX", 0)  # the next batch folds
     if stopped == "manifests_move":
-        cut = fail_once(orders, "manifests_move")
+        cut = fail_once(order_writes, "manifests_move")
     else:
         real_swap = journals.journals_swap
 
