@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from solutions.leaderboard import maths, moving, order_documents, sets, tree
+from solutions.leaderboard import encoding, maths, moving, order_documents, sets, tree
 
 PAGE_SIZE = 50
 FOLD_MOVES = 1_024  # the moves a journal holds before it is folded
@@ -88,8 +88,8 @@ def record_at(n: int, key: int | None = None) -> bytes:
     assert 0 <= n < MEMBERS_MAX
     key = key_at(n) if key is None else key
     return (
-        (sets.MAX_KEY - key).to_bytes(8, "big")
-        + handle_at(n).encode().ljust(sets.HANDLE_BYTES, b"\0")
+        (encoding.MAX_KEY - key).to_bytes(8, "big")
+        + handle_at(n).encode().ljust(encoding.HANDLE_BYTES, b"\0")
         + (n + 1).to_bytes(8, "big")
         + bytes(4)
     )
@@ -192,7 +192,7 @@ class Order:
         }
         self.documents[ORDER] = node_document(ORDER, root)
         self.sets_bytes = sum(
-            bson_size(set_document(i + 1, 1, b"")) + sets.RECORD_BYTES * len(self._set_range(i))
+            bson_size(set_document(i + 1, 1, b"")) + encoding.RECORD_BYTES * len(self._set_range(i))
             for i in range(count)
         )
         self.levels = root.level + 1
@@ -209,7 +209,7 @@ class Order:
 
     def _set_info(self, index: int) -> sets.SetInfo:
         members = self._set_range(index)
-        last = sets.separator(record_at(members.stop - 1))
+        last = encoding.separator(record_at(members.stop - 1))
         return sets.SetInfo(
             index + 1, 1, len(members), last, scores_between(members[0], members.stop)
         )
@@ -272,7 +272,7 @@ def page_read(order: Order, offset: int, limit: int = PAGE_SIZE) -> list[bytes]:
         index, inside = found
         wanted = node.sets_covering(index, inside, limit - len(records))
         blobs = order.sets_read({node.set_id(i) for i in wanted})
-        got = [r for i in wanted for r in sets.records_of(blobs[node.set_id(i)])]
+        got = [r for i in wanted for r in encoding.records_of(blobs[node.set_id(i)])]
         records += got[inside : inside + limit - len(records)]
     return records
 
@@ -290,7 +290,7 @@ def place_read(order: Order, record: bytes) -> int | None:
             break
         node = order.child(node, index, NODE_FIELDS)
     set_id = node.set_id(index)
-    records = sets.records_of(order.sets_read({set_id})[set_id])
+    records = encoding.records_of(order.sets_read({set_id})[set_id])
     position = bisect.bisect_left(records, record)
     if position == len(records) or records[position] != record:
         return None
@@ -303,7 +303,7 @@ def histogram_read(order: Order) -> dict[int, int]:
 
 
 def moves_fold(order: Order, moves: list[moving.Move]) -> sets.Manifest:
-    """What a fold reads and writes, as `orders.manifests_move` does it on an order no earlier
+    """What a fold reads and writes, as `order_writes.manifests_move` does it on an order no earlier
     try of the fold wrote: the root, the nodes the moves reach a level at a time
     (`tree.nodes_missing`), the versions and gone counts of the sets they reach at the leaves
     (`tree.leaves_reached`), the sets to read whole (`moving.sets_plan`: those taking their

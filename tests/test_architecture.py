@@ -236,7 +236,7 @@ def test_attempts_are_written_by_one_service():
 
 
 ENGINE = ROOT / CORE / "leaderboard"
-ENGINE_MODULE_LINES_MAX = 500
+ENGINE_MODULE_LINES_MAX = 400  # the guideline, as for every module split by concern (issue 37)
 
 
 def test_every_module_of_the_engine_can_be_read_in_one_sitting():
@@ -276,6 +276,7 @@ SPLIT_BY_CONCERN = (
     ROOT / CORE / "views",
     ROOT / CORE / "board_pages.py",
     ROOT / CORE / "mongo",
+    ENGINE,
 )
 
 
@@ -289,8 +290,8 @@ def python_files(where: Path) -> list[Path]:
 )
 def test_no_module_split_by_concern_passes_400_lines(folder):
     """The API's views and schemas, activity's services, the core's writes, reads, pages and
-    storage layer, and the board page's presenter were split by concern once they passed the
-    guideline (issue 37); a module that grows past it again is split too."""
+    storage layer, the board page's presenter and the engine were split by concern once they
+    passed the guideline (issue 37); a module that grows past it again is split too."""
     lengths = {
         str(path.relative_to(ROOT)): len(path.read_text().splitlines())
         for path in python_files(folder)
@@ -307,6 +308,7 @@ SHORT_FUNCTIONS = (
     ROOT / CORE / "views",
     ROOT / CORE / "board_pages.py",
     ROOT / CORE / "mongo",
+    ENGINE,
 )
 
 
@@ -339,9 +341,9 @@ def test_the_function_measure_counts_decorators_and_sees_methods():
 @pytest.mark.parametrize(
     "folder", SHORT_FUNCTIONS, ids=lambda folder: str(folder.relative_to(ROOT))
 )
-def test_no_function_of_the_services_passes_40_lines(folder):
-    """The core's writes, reads and pages read one function at a time: a longer one is split
-    into helpers named for what they do (issue 37)."""
+def test_no_function_of_the_split_code_passes_40_lines(folder):
+    """The core's writes, reads, pages and storage and the engine read one function at a time:
+    a longer one is split into helpers named for what they do (issue 37)."""
     too_long = {}
     for path in python_files(folder):
         too_long |= long_functions(path.read_text(), str(path.relative_to(ROOT)))

@@ -23,7 +23,7 @@ from bench.run import bench_run
 from bench.seed import SCORE_PROBLEMS
 from bench.web import SCORE_RANGE
 from solutions import solvers
-from solutions.leaderboard import journals, sets
+from solutions.leaderboard import encoding, journals, sets
 from tests.services_available import REDIS_URL, require_redis
 
 # Ordered with the database tests (pytest-django runs tests with no database mark last, after
@@ -258,7 +258,7 @@ def test_each_request_through_http_costs_the_same_commands_at_200_and_2000_progr
     # and the seed's totals are 0 to 1,000 a problem. At 2,000 the page receives some 9 KB more.
     best_totals = SCORE_PROBLEMS * 1000 + 1
     profile = [small["profile (page)"].received, large["profile (page)"].received]
-    assert profile[1] <= 1.1 * profile[0] + sets.HISTOGRAM.size * best_totals
+    assert profile[1] <= 1.1 * profile[0] + encoding.HISTOGRAM.size * best_totals
     # The countries' ranklist gets the same six countries at both sizes, and the journal part
     # of their order: a pair of records (some 100 bytes) for each move of a country by the
     # solves measured before, as many as those solves happened to make at each size (1.49 KB
@@ -276,7 +276,7 @@ def test_each_request_through_http_costs_the_same_commands_at_200_and_2000_progr
     # set. Until then these rows are held to a bound that does not depend on the board's size:
     # one full set a page, two for around me (its neighbours may straddle two sets), plus 8 KB
     # (the journal part, the manifest, and for the page its rows' entries).
-    full_set = sets.SET_MAX * sets.RECORD_BYTES
+    full_set = sets.SET_MAX * encoding.RECORD_BYTES
     for name in ("board page 1 (API)", "board page 1 (page)", "middle page (API)"):
         assert small[name].received < large[name].received <= full_set + 8 * 1024, name
     assert large["last page (API)"].received <= full_set + 8 * 1024

@@ -15,7 +15,7 @@ import pytest
 import time_machine
 
 from solutions import clock, leaderboard, mongo, selectors, services
-from solutions.leaderboard import day_change, journals
+from solutions.leaderboard import day_change, folds, journals
 from solutions.models import Board, Problem, Programmer
 
 TZ = "Asia/Dhaka"  # UTC+6: the leaderboard's midnight is 18:00 UTC
@@ -162,7 +162,7 @@ def test_a_preparation_stopped_midway_is_carried_on_by_the_next_holder(evening, 
     (moving nobody twice), and only then moves its own programmer."""
     boards, problems = evening
     monkeypatch.setattr(day_change, "PREP_CHUNK", 1)
-    real, writes = journals.moves_record, []
+    real, writes = folds.moves_record, []
 
     def dies_after_one(board_slug, *args, **kwargs):
         if board_slug in writes:  # a board's second write of the day's moves
@@ -170,7 +170,7 @@ def test_a_preparation_stopped_midway_is_carried_on_by_the_next_holder(evening, 
         writes.append(board_slug)
         return real(board_slug, *args, **kwargs)
 
-    with mock.patch.object(journals, "moves_record", dies_after_one):
+    with mock.patch.object(folds, "moves_record", dies_after_one):
         with pytest.raises(RuntimeError):
             solve(dave, next(problems), at(DAY + 1, 0, 5))
     dated = [board for board in boards.values() if not board.spec.is_all_time]

@@ -30,7 +30,16 @@ from pymongo.synchronous import client_bulk
 from pymongo.synchronous.pool import Connection
 
 from solutions import leaderboard, mongo, selectors, services, tokens
-from solutions.leaderboard import applier, journals, lease, orders, reading, sets, tree
+from solutions.leaderboard import (
+    applier,
+    journals,
+    lease,
+    order_writes,
+    orders,
+    reading,
+    sets,
+    tree,
+)
 from solutions.models import Board, Problem
 from tests.conftest import NOW, make_programmer
 from tests.support.engine import (
@@ -394,7 +403,7 @@ def test_an_applier_stopped_between_sets_and_manifests_leaves_every_member_once(
         services.solve_record(
             programmer=programmer, problem=problems[n], solved_at=NOW - dt.timedelta(hours=n)
         )
-    real_swap, real_move, moves = orders.manifests_swap, orders.manifests_move, []
+    real_swap, real_move, moves = order_writes.manifests_swap, order_writes.manifests_move, []
 
     def stopped_before_the_manifests(swaps):
         if len(moves) == 1 and not swaps[0][0].endswith("|journal"):
@@ -408,8 +417,8 @@ def test_an_applier_stopped_between_sets_and_manifests_leaves_every_member_once(
         return real_move(*args)
 
     with (
-        mock.patch.object(orders, "manifests_swap", side_effect=stopped_before_the_manifests),
-        mock.patch.object(orders, "manifests_move", side_effect=stopped_before_the_sets),
+        mock.patch.object(order_writes, "manifests_swap", side_effect=stopped_before_the_manifests),
+        mock.patch.object(order_writes, "manifests_move", side_effect=stopped_before_the_sets),
     ):
         for n in range(stops):
             with pytest.raises(AutoReconnect):
@@ -449,7 +458,7 @@ def test_a_fold_stopped_midway_is_finished_later_and_moves_nobody_twice(
         )
     monkeypatch.setattr(journals, "JOURNAL_MAX", 0)  # the next batch folds
     if stopped == "manifests_move":
-        cut = fail_once(orders, "manifests_move")
+        cut = fail_once(order_writes, "manifests_move")
     else:
         real_swap = journals.journals_swap
 
@@ -556,13 +565,16 @@ def test_a_fold_stopped_after_writing_gone_lists_takes_nobody_out_twice(
             programmer=programmer, problem=problems[0], solved_at=NOW - dt.timedelta(minutes=n)
         )
     monkeypatch.setattr(sets, "ARRIVALS_MAX", 48)  # from now on they wait among the arrivals
-    real_move, lost = orders.manifests_move, AutoReconnect("connection to the server was lost")
+    real_move, lost = (
+        order_writes.manifests_move,
+        AutoReconnect("connection to the server was lost"),
+    )
 
     def stopped_before_the_roots(folding, frontiers):
-        with mock.patch.object(orders, "manifests_swap", side_effect=lost):
+        with mock.patch.object(order_writes, "manifests_swap", side_effect=lost):
             real_move(folding, frontiers)
 
-    with mock.patch.object(orders, "manifests_move", side_effect=stopped_before_the_roots):
+    with mock.patch.object(order_writes, "manifests_move", side_effect=stopped_before_the_roots):
         with pytest.raises(AutoReconnect):
             services.solve_record(programmer=people[5], problem=problems[1], solved_at=NOW)
     assert mongodb.order_sets.find_one({"g": {"$exists": True}}), "the fold wrote gone lists"

@@ -29,7 +29,7 @@ from pymongo.errors import AutoReconnect
 
 from accounts import services as account_services
 from solutions import leaderboard, mongo, services
-from solutions.leaderboard import groups, journals, orders, sets
+from solutions.leaderboard import encoding, groups, journals, order_writes, orders, sets
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW, make_programmer, random_solves
 from tests.support.commands import CommandLog
@@ -152,7 +152,7 @@ def test_a_groups_record_sorts_by_score_then_id_and_carries_its_members():
     worse = groups.record("country:IN", {9: 1})
     assert better is not None and worse is not None and better < worse
     # 9/5 + 4/25 + 16/125 + 64/625 = 2.19: the manifest counts it by its whole part.
-    assert len(better) == sets.RECORD_BYTES and sets.record_score(better) == 2
+    assert len(better) == encoding.RECORD_BYTES and encoding.record_score(better) == 2
     ranked = groups.Ranked.of(better)
     assert ranked.members == 4 and ranked.group_id == groups.group_id("country:BD")
     assert groups.probe(ranked.key) < better < groups.probe(ranked.key - 1)
@@ -277,7 +277,7 @@ def test_a_rebuild_from_the_log_gives_the_same_ranklists(mongodb, boards_of_ever
 
 @pytest.mark.parametrize(
     "module, cut",
-    [(journals, "journals_swap"), (orders, "manifests_move")],
+    [(journals, "journals_swap"), (order_writes, "manifests_move")],
     ids=["journals_swap", "manifests_move"],
 )
 def test_a_batch_or_a_fold_cut_short_leaves_every_ranklist_right_once_finished(

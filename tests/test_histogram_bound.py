@@ -21,7 +21,17 @@ import bson
 import pytest
 
 from solutions import leaderboard, mongo, selectors, services
-from solutions.leaderboard import groups, journals, moving, order_documents, orders, sets, tree
+from solutions.leaderboard import (
+    encoding,
+    folds,
+    groups,
+    journals,
+    moving,
+    order_documents,
+    orders,
+    sets,
+    tree,
+)
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW, make_programmer
 
@@ -120,7 +130,7 @@ def root_shifts(board: Board) -> list[int]:
     """The shifts of the board's roots (not its journal)."""
     prefix = {"$regex": f"^{board.slug}\\|.*\\|"}
     documents = orders.orders().find({"_id": prefix}, {"hist": 1})
-    return [sets.histogram_unpack(doc.get("hist", b""))[1] for doc in documents]
+    return [encoding.histogram_unpack(doc.get("hist", b""))[1] for doc in documents]
 
 
 @pytest.mark.parametrize("bound", [3])  # 3 coarsens every order; 16 found no more
@@ -164,7 +174,7 @@ def test_ranks_ranges_pages_and_group_records_equal_a_brute_force_past_the_bound
     check_board(points, TODAY, people, rng)  # all time: one day
     for day in (TODAY, TODAY - 2):
         check_board(counts, day, people, rng)
-    journals.journals_fold({slug: journals.journal_read(slug) for slug in ("all-time",)})
+    folds.journals_fold({slug: journals.journal_read(slug) for slug in ("all-time",)})
     check_board(points, TODAY, people, rng)
 
 
@@ -181,7 +191,7 @@ def test_the_largest_root_and_node_stay_small_with_200_000_distinct_scores(monke
     monkeypatch.setattr(sets, "SET_FILL", fill)
     stamp = 2**32 - 1
     records = sorted(
-        sets.record_of(score << 32 | stamp, sets.handle_bytes(f"p{score}", score))
+        encoding.record_of(score << 32 | stamp, encoding.handle_bytes(f"p{score}", score))
         for score in range(1, 200_001)
     )
     root, rewrite = moving.sets_build(records, born=TODAY)

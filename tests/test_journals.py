@@ -64,7 +64,7 @@ def test_a_solves_journal_bytes_do_not_grow_with_the_pairs_the_journal_holds(lis
         services.solve_record(programmer=programmer, problem=problem, solved_at=NOW)
     many = solve_listened(listened, crowd[60], problem)
     held = journals.journal_read("last-7-days")
-    assert len(held["p"][journals._part_key(str(held["frontier"]), "")]) == 61
+    assert len(held["p"][journals.part_key(str(held["frontier"]), "")]) == 61
     assert few[0] and few[1], "the solve read and wrote its journals"
     assert abs(many[0] - few[0]) < 64 and abs(many[1] - few[1]) < 64, (few, many)
 
@@ -78,12 +78,12 @@ def test_each_group_parts_histogram_change_is_what_its_pairs_make(listened, now)
         for problem in problems[: 1 + i % 3]:
             services.solve_record(programmer=programmer, problem=problem, solved_at=NOW)
     held = journals.journal_read("last-7-days")
-    grouped = [key for key in held["p"] if journals.groups.kind_of(journals._part_order(key)[1])]
+    grouped = [key for key in held["p"] if journals.groups.kind_of(journals.part_order(key)[1])]
     assert grouped, "group parts in the journal"
     for key in grouped:
-        pairs = journals._part_pairs(held["p"][key]).values()
-        made = {s: by for s, by in journals._pairs_histogram(pairs).items() if by}
-        kept = {s: by for s, by in journals._change_read(held.get("h", {}).get(key, {})).items()}
+        pairs = journals.part_pairs(held["p"][key]).values()
+        made = {s: by for s, by in journals.pairs_histogram(pairs).items() if by}
+        kept = {s: by for s, by in journals.change_read(held.get("h", {}).get(key, {})).items()}
         assert made == {s: by for s, by in kept.items() if by}
 
 

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from solutions.leaderboard import moving, sets
+from solutions.leaderboard import encoding, moving, sets
 from tests.support.sets import journal_pairs, member
 
 
@@ -21,7 +21,7 @@ def listing(manifest: sets.Manifest, stored: dict[int, bytes]) -> list[bytes]:
         set_id = manifest.set_id(index)
         blob = stored.get(set_id, manifest.inline.get(set_id, (0, b""))[1])
         departed = manifest.departures_of(set_id)
-        written = [r for r in sets.records_of(blob) if r not in departed]
+        written = [r for r in encoding.records_of(blob) if r not in departed]
         records += sorted(written + manifest.arrivals_of(set_id))
     return records
 
@@ -47,7 +47,7 @@ def test_a_journal_laid_over_a_manifest_lists_what_the_moves_make(seed):
     expected = sorted(now.values())
     assert listing(page, stored) == expected
     assert sum(page.set_lengths()) == len(expected)
-    assert page.histogram == Counter(sets.record_score(r) for r in expected)
+    assert page.histogram == Counter(encoding.record_score(r) for r in expected)
     for record in expected:  # every member is found in the set its sort bytes point to
         index = page.set_for(record)
         assert record in listing(page, stored)[page.offset_of_set(index) :][: page.length(index)]

@@ -12,7 +12,7 @@ import bson
 import pytest
 
 from bench import structure as bench
-from solutions.leaderboard import order_documents, sets
+from solutions.leaderboard import encoding, order_documents, sets
 
 # Whole sets, so that every page reads sets of the same size at both: 20 sets, then 400 (a root
 # over one node, then a root over 7 nodes: the same levels).
@@ -58,7 +58,7 @@ def test_a_read_touches_the_same_documents_at_both_sizes_and_bytes_up_to_a_fulle
         small_read, large_read = (row(rows, n, operation) for n in (SMALL, LARGE))
         assert large_read.reads == small_read.reads == 3, operation
         grown = large_read.read_bytes - small_read.read_bytes
-        assert 0 < grown <= node + sets.HISTOGRAM.size * more_scores, operation
+        assert 0 < grown <= node + encoding.HISTOGRAM.size * more_scores, operation
     # A rank is the root's histogram alone, whatever the size.
     assert row(rows, SMALL, "histogram (a rank)").reads == 1
     assert row(rows, LARGE, "histogram (a rank)").reads == 1
@@ -70,7 +70,7 @@ def test_a_move_reads_and_writes_a_node_a_level_and_only_the_version_of_the_set_
     assert row(rows, SMALL, "one move").reads == 3  # the root, its one leaf, the set's version
     assert row(rows, LARGE, "one move").reads == 4  # the root, two leaves, the set's version
     assert row(rows, LARGE, "one move").writes == 4
-    a_set = sets.SET_FILL * sets.RECORD_BYTES
+    a_set = sets.SET_FILL * encoding.RECORD_BYTES
     for size in (SMALL, LARGE):
         move = row(rows, size, "one move")
         assert move.read_bytes < a_set / 2 and move.written_bytes < a_set / 2
@@ -87,8 +87,8 @@ def test_a_fold_of_solves_lists_who_left_a_set_instead_of_rewriting_it(rows):
 
 def test_the_order_holds_the_members_record_at_makes(large):
     assert bench.page_read(large, 0) == [bench.record_at(n) for n in range(bench.PAGE_SIZE)]
-    first = sets.Member.from_record(bench.page_read(large, 0)[0])
-    assert first == sets.Member(bench.key_at(0), bench.handle_at(0), 1)
+    first = encoding.Member.from_record(bench.page_read(large, 0)[0])
+    assert first == encoding.Member(bench.key_at(0), bench.handle_at(0), 1)
     assert bench.page_read(large, LARGE - 3) == [
         bench.record_at(n) for n in range(LARGE - 3, LARGE)
     ]
@@ -107,13 +107,13 @@ def test_record_at_sorts_in_listing_order_and_its_separators_all_differ():
     members = sorted({*range(0, 3_000), *random.Random(1).sample(range(10**8), 3_000)})
     records = [bench.record_at(n) for n in members]
     assert records == sorted(records)
-    assert len({sets.separator(r) for r in records}) == len(records)
+    assert len({encoding.separator(r) for r in records}) == len(records)
     for n in members[::97]:
         assert (
             records[members.index(n)]
-            == sets.Member(bench.key_at(n), bench.handle_at(n), n + 1).record()
+            == encoding.Member(bench.key_at(n), bench.handle_at(n), n + 1).record()
         )
-    scores = Counter(sets.record_score(r) for r in records[:3_000])
+    scores = Counter(encoding.record_score(r) for r in records[:3_000])
     assert scores == bench.scores_between(0, 3_000)
 
 
@@ -137,8 +137,8 @@ def test_a_fold_moves_its_members_and_keeps_every_level_counted(large):
     assert root.total == LARGE
     expected = Counter(bench.scores_between(0, LARGE))
     for move in moves:
-        expected[sets.record_score(move.old)] -= 1
-        expected[sets.record_score(move.new)] += 1
+        expected[encoding.record_score(move.old)] -= 1
+        expected[encoding.record_score(move.new)] += 1
     assert root.histogram == {s: n for s, n in expected.items() if n}
     # The built order is left as it was: the next run starts from the same state.
     assert large.read(bench.ORDER).histogram == bench.scores_between(0, LARGE)

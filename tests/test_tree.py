@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from solutions.leaderboard import maths, moving, order_documents, sets, tree
+from solutions.leaderboard import encoding, maths, moving, order_documents, sets, tree
 from tests.support.sets import journal_pairs
 
 
@@ -29,7 +29,7 @@ def small_nodes(monkeypatch):
 
 def record(rng: random.Random, pid: int) -> bytes:
     reached = maths.KEY_EPOCH + dt.timedelta(seconds=rng.randrange(10**5))
-    return sets.Member(maths.sort_key(rng.randrange(1, 9), reached), f"c{pid}", pid).record()
+    return encoding.Member(maths.sort_key(rng.randrange(1, 9), reached), f"c{pid}", pid).record()
 
 
 class Order:
@@ -62,8 +62,8 @@ class Order:
         for set_id, written in rewrite.written.items():
             self.sets[set_id], self.gone[set_id] = written, 0
         for set_id, (version, records) in rewrite.gone.items():
-            kept = [r for r in sets.records_of(self.sets[set_id][1]) if r not in set(records)]
-            assert len(kept) == len(sets.records_of(self.sets[set_id][1])) - len(records)
+            kept = [r for r in encoding.records_of(self.sets[set_id][1]) if r not in set(records)]
+            assert len(kept) == len(encoding.records_of(self.sets[set_id][1])) - len(records)
             self.sets[set_id] = (version, b"".join(kept))
             self.gone[set_id] += len(records)
             assert self.gone[set_id] <= sets.GONE_MAX
@@ -83,7 +83,7 @@ class Order:
         for leaf in self.leaves():
             for index in range(len(leaf)):
                 set_id = leaf.set_id(index)
-                written = sets.records_of(self.sets.get(set_id, (0, b""))[1])
+                written = encoding.records_of(self.sets.get(set_id, (0, b""))[1])
                 records += sorted(written + leaf.arrivals_of(set_id))
         return records
 
@@ -126,14 +126,14 @@ def test_moves_through_the_levels_keep_the_brute_force_listing(seed):
         order.move(moves)
         expected = sorted(held.values())
         assert order.listing() == expected
-        assert order.root.histogram == dict(Counter(sets.record_score(r) for r in expected))
+        assert order.root.histogram == dict(Counter(encoding.record_score(r) for r in expected))
         assert order.root.total == len(expected)
         check_levels(order, order.root)
     for offset in rng.sample(range(len(expected)), min(10, len(expected))):
         leaf, inside = descend(order, offset)
         index, inside = leaf.set_at(inside)
         set_id = leaf.set_id(index)
-        written = sets.records_of(order.sets.get(set_id, (0, b""))[1])
+        written = encoding.records_of(order.sets.get(set_id, (0, b""))[1])
         assert sorted(written + leaf.arrivals_of(set_id))[inside] == expected[offset]
 
 
@@ -156,7 +156,7 @@ def test_a_journal_laid_level_by_level_lists_what_the_moves_make(seed):
     expected = sorted(now.values())
     root = copy.deepcopy(order.root)
     root.journal_lay(pairs)
-    assert root.histogram == dict(Counter(sets.record_score(r) for r in expected))
+    assert root.histogram == dict(Counter(encoding.record_score(r) for r in expected))
     assert root.total == len(expected)
     # A reader at every offset: down the levels, each node with its share of the pairs laid.
     for offset in range(len(expected)):
@@ -169,7 +169,7 @@ def test_a_journal_laid_level_by_level_lists_what_the_moves_make(seed):
         index, inside = node.set_at(inside)
         set_id = node.set_id(index)
         departed = node.departures_of(set_id)
-        written = sets.records_of(order.sets.get(set_id, (0, b""))[1])
+        written = encoding.records_of(order.sets.get(set_id, (0, b""))[1])
         listed = sorted([r for r in written if r not in departed] + node.arrivals_of(set_id))
         assert listed[inside] == expected[offset]
 
@@ -181,7 +181,8 @@ def test_a_manifest_written_with_two_byte_counts_reads_as_it_was_written():
     manifest, _rewrite = moving.sets_build(sorted(record(rng, pid) for pid in range(40)), fill=4)
     document = order_documents.manifest_document(manifest)
     pairs = [
-        sets.SCORE.unpack_from(document["pairs"], i) for i in range(0, len(document["pairs"]), 8)
+        encoding.SCORE.unpack_from(document["pairs"], i)
+        for i in range(0, len(document["pairs"]), 8)
     ]
     old = {k: v for k, v in document.items() if k != "pairs"}
     old["scores"] = b"".join(struct.pack(">IH", score, members) for score, members in pairs)

@@ -14,7 +14,7 @@ import time_machine
 from django.core.management import CommandError, call_command
 
 from solutions import leaderboard, services
-from solutions.leaderboard import entries, journals, orders, reading, sets, tree, verify
+from solutions.leaderboard import encoding, entries, journals, orders, reading, sets, tree, verify
 from solutions.models import Problem
 from tests.conftest import NOW
 
@@ -140,9 +140,9 @@ def test_an_order_that_lost_a_member_reports_them_missing(small_orders, judged, 
     order = orders.order_id("last-30-days", str(TODAY), "country:BD")
     of_the_order = {"$regex": f"^{re.escape(order)}\\|"}
     a_set = orders.order_sets().find_one({"_id": of_the_order, "r": {"$exists": 1}})  # not a node
-    lost = sets.Member.from_record(bytes(a_set["r"])[: sets.RECORD_BYTES])
+    lost = encoding.Member.from_record(bytes(a_set["r"])[: encoding.RECORD_BYTES])
     orders.order_sets().update_one(
-        {"_id": a_set["_id"]}, {"$set": {"r": bytes(a_set["r"])[sets.RECORD_BYTES :]}}
+        {"_id": a_set["_id"]}, {"$set": {"r": bytes(a_set["r"])[encoding.RECORD_BYTES :]}}
     )
     out = failed_verify()
     assert f"{lost.handle} (id {lost.programmer_id}) missing" in out
@@ -151,7 +151,7 @@ def test_an_order_that_lost_a_member_reports_them_missing(small_orders, judged, 
 
 
 def test_one_moved_member_is_one_difference():
-    a, b, c, d = (sets.Member(key, f"h{key}", key) for key in (40, 30, 20, 10))
+    a, b, c, d = (encoding.Member(key, f"h{key}", key) for key in (40, 30, 20, 10))
     found = verify.order_compare("18280", "", [b, c, d, a], [a, b, c, d])[1]
     assert [(x.kind, x.held, x.listed, x.expected) for x in found] == [("misplaced", a, 3, 0)]
     members, found = verify.order_compare("18280", "", [a, b, b, d], [a, b, c, d])

@@ -14,7 +14,7 @@ journal pair keeps the record the manifest holds; a fold marks its journal first
 batch finishes it before adding anything), so a retry, the next holder or the repair task
 carries on (a solve is marked applied in the ``solves`` log only once its orders moved): nothing
 is lost and nothing moves twice. An applier that outlives its lease can still write, but the
-sets and nodes it writes are new documents that nothing lists (see `moving`), and whatever it
+sets and nodes it writes are new documents that nothing lists (see `rewrites`), and whatever it
 changed first of what is listed makes the next holder's batch give up with everybody pending
 (journals, manifests and gone lists are compare-and-swapped, the journals' versions read before
 the entries), to try again. `tests/test_stale_applier.py` interleaves two appliers so.
@@ -35,6 +35,7 @@ from . import (
     day_change,
     days_kept,
     entries,
+    folds,
     groups,
     journals,
     lease,
@@ -237,7 +238,7 @@ def _orders_apply(wanted: set[tuple[str, int]], heads: dict[str, journals.Head])
     """Move these (board slug, programmer id) in every order they are in, on every board at once:
     record the moves in the boards' journals (one read of the pairs of the programmers moved,
     one update of those pairs), with the moves of the groups whose scores they change in the
-    groups' ranklists (`journals.group_moves`), then what the orders hold for each programmer
+    groups' ranklists (`folds.group_moves`), then what the orders hold for each programmer
     (never over a newer record of a later applier), then fold the journals that are full. In
     that sequence a batch that stops anywhere leaves its programmers pending with journals and
     records that the next batch carries on from: a journal's part keeps, for each programmer,
@@ -255,19 +256,8 @@ def _orders_apply(wanted: set[tuple[str, int]], heads: dict[str, journals.Head])
     behind, by_part, named = _batch_moves(wanted, heads)
     if not behind:
         return []
-    ranked = sorted(
-        orders.order_id(board, day_key, scope)
-        for board, parts in by_part.items()
-        for day_key, scope in parts
-        if groups.kind_of(scope)
-    )
-    journal_of, bases = journals.journals_read(by_part, ranked)
-    if any(journal.get("v", 0) != heads[board].version for board, journal in journal_of.items()):
-        raise orders.OrdersConflict("a journal changed while the entries were read")
-    if half_folded := {b: j for b, j in journal_of.items() if journals.fold_first(j)}:
-        journal_of.update(journals.journals_fold(half_folded))  # finished before anything is added
-        bases = journals.journals_read({}, ranked)[1]  # as the fold left them
-    for board, parts in journals.group_moves(journal_of, bases, by_part).items():
+    journal_of, bases = _journals_read(by_part, heads)
+    for board, parts in folds.group_moves(journal_of, bases, by_part).items():
         by_part[board].update(parts)
     orders.group_names_write(named)  # before any ranklist can hold them
     appended = {
@@ -278,9 +268,30 @@ def _orders_apply(wanted: set[tuple[str, int]], heads: dict[str, journals.Head])
     full = {b: a.journal for b, a in appended.items() if a.journal["n"] > journals.JOURNAL_MAX}
     if full:
         _batch_write(writes)
-        journals.journals_fold(full)
+        folds.journals_fold(full)
         return []
     return writes
+
+
+def _journals_read(
+    by_part: dict[str, dict[tuple[str, str], list]], heads: dict[str, journals.Head]
+) -> tuple[dict[str, dict], dict]:
+    """The journals a batch appends to, with the pairs of the programmers it moves, still at
+    the versions read before the entries, a fold stopped midway finished first; and the
+    histograms of the groups' orders it moves (`journals.journals_read`)."""
+    ranked = sorted(
+        orders.order_id(board, day_key, scope)
+        for board, parts in by_part.items()
+        for day_key, scope in parts
+        if groups.kind_of(scope)
+    )
+    journal_of, bases = journals.journals_read(by_part, ranked)
+    if any(journal.get("v", 0) != heads[board].version for board, journal in journal_of.items()):
+        raise orders.OrdersConflict("a journal changed while the entries were read")
+    if half_folded := {b: j for b, j in journal_of.items() if journals.fold_first(j)}:
+        journal_of.update(folds.journals_fold(half_folded))  # finished before anything is added
+        bases = journals.journals_read({}, ranked)[1]  # as the fold left them
+    return journal_of, bases
 
 
 def _batch_moves(

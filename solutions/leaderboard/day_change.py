@@ -39,7 +39,20 @@ from pymongo import InsertOne
 from pymongo.errors import BulkWriteError
 
 from .. import mongo
-from . import days_kept, entries, groups, journals, lease, maths, moving, orders, reading, sets
+from . import (
+    days_kept,
+    encoding,
+    entries,
+    folds,
+    groups,
+    journals,
+    lease,
+    maths,
+    moving,
+    order_writes,
+    orders,
+    reading,
+)
 
 PREP_CHUNK = 256  # programmers a preparation moves a journal write
 
@@ -98,7 +111,7 @@ def day_prepare(board_slug: str, window: maths.Window, day: int) -> None:
     copied = not window.starts_period(day)
     if prep.get("day") != day:
         if any(journal.get("p", {}).values()) or journals.fold_first(journal):
-            journal = journals.journals_fold({board_slug: journal})[board_slug]
+            journal = folds.journals_fold({board_slug: journal})[board_slug]
         if copied:
             _orders_copy(board_slug, day)
         prep = {"day": day, "after": -1}
@@ -111,7 +124,7 @@ def day_prepare(board_slug: str, window: maths.Window, day: int) -> None:
             for place, move in entries.day_moves(entry, day, copied).items():
                 by_part[place].append(move)
         progress = {"prep": {"day": day, "after": chunk[-1]}}
-        journal = journals.moves_record(board_slug, journal, by_part, progress)
+        journal = folds.moves_record(board_slug, journal, by_part, progress)
     journals.journal_write(board_slug, journal, {"frontier": day, "prep": None})
 
 
@@ -123,7 +136,7 @@ def _orders_copy(board_slug: str, day: int) -> None:
     for kind in groups.KINDS:
         ranklist = groups.ranklist_scope(kind)
         listed = list(reading.records_in_order(board_slug, before, ranklist))
-        ids = [sets.record_programmer(record) for record in listed]  # a group's id
+        ids = [encoding.record_programmer(record) for record in listed]  # a group's id
         names = orders.group_names_read(ids)
         scopes += [names[group] for group in ids if group in names]
         _ranklist_copy(board_slug, day, ranklist, listed)
@@ -157,7 +170,7 @@ def _ranklist_copy(board_slug: str, day: int, ranklist: str, records: list[bytes
     preparation stopped midway made it already)."""
     order = orders.order_id(board_slug, str(day), ranklist)
     if records and not orders.root_exists(order):
-        orders.orders_write({order: moving.sets_build(records, born=day)})
+        order_writes.orders_write({order: moving.sets_build(records, born=day)})
 
 
 def _programmers_due(window: maths.Window, day: int) -> list[int]:

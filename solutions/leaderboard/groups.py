@@ -40,7 +40,7 @@ moves the members and folded with them, paged by `_id` at any size. Its bytes:
 
 A record is a function of the group's histogram alone, so the batch that changes the histogram
 knows the record it replaces without reading the ranklist. The manifest's own histogram counts
-the groups by the whole part of their score (`sets.record_score`), so it sums to the number of
+the groups by the whole part of their score (`encoding.record_score`), so it sums to the number of
 groups ranked. A group's id is a hash of its scope (``country:BD``); the scope itself is kept
 beside it (``orders.group_names_write``), as an organization's name is free text.
 """
@@ -51,7 +51,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from . import sets
+from . import encoding
 
 KINDS = ("country", "org")
 HEAD = 320  # places summed exactly before the rest is bounded: (4/5)^320 is about 2^-103
@@ -227,7 +227,7 @@ class Ranked:
 
     @classmethod
     def of(cls, packed: bytes) -> Ranked:
-        assert len(packed) == sets.RECORD_BYTES
+        assert len(packed) == encoding.RECORD_BYTES
         return cls(
             key=KEY_MAX - int.from_bytes(packed[:KEY_BYTES], "big"),
             group_id=int.from_bytes(packed[KEY_BYTES : KEY_BYTES + 8], "big"),

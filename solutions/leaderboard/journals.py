@@ -6,8 +6,8 @@ moves its programmer in, a solve records its moves in one document per board: fo
 hold now), one field a programmer (``p.<part key>.<programmer id>``). A programmer moving again
 replaces their pair, so a journal grows with the programmers who moved, not with their solves. Once
 a journal holds JOURNAL_MAX programmers' pairs (``n``), the batch that filled it folds it into the
-manifests and sets and empties it in a new **epoch**; each manifest records the epoch it holds
-(``folded``).
+manifests and sets and empties it in a new **epoch** (`folds`); each manifest records the epoch
+it holds (``folded``).
 
 **A batch reads and writes what it changes.** A batch reads of each journal its head (version,
 epoch, ``n``, frontier) and only the pairs of the programmers it moves (a projection of their
@@ -18,15 +18,6 @@ leads, see `applier._batch_write`). So a solve's bytes do not grow with what the
 a replica set only the changed pairs go through the oplog. Readers read the one part they lay over
 the root (`journal_part`); folds and the day change read the journal whole.
 
-**Group ranklists** (scope ``groups:country`` or ``groups:org`` of each board day): the groups
-ranked against each other, one record a group computed from its own order's histogram (see
-`groups`), kept as an order like the others. A batch moving programmers in a group's order needs
-that order's histogram as readers see it (the manifest's with the part laid over it) before and
-after its moves (`group_moves`): rather than the whole part, it reads the sum its pairs make of the
-histogram (``h.<part key>``: {score: change of its count}, kept by ``$inc`` in the same update as
-the pairs), and records each group's move in the ranklist's part (a histogram of buckets, see
-`sets`, takes the records from the order and the whole part instead:
-`reading.group_records_moved`); folds, pages and prunes treat them as any order.
 """
 
 from __future__ import annotations
@@ -40,13 +31,13 @@ from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError
 
 from .. import mongo
-from . import days_kept, groups, lease, maths, moving, order_documents, orders, sets
+from . import encoding, groups, moving, order_documents, orders, sets
 
 # Programmers' moves a journal holds before it is folded. The groups' moves in the ranklists ride
 # along uncounted (at most g of them for a programmer's 1 + g): counting them would fold as often
 # again, each fold rewriting the same big manifests.
 JOURNAL_MAX = 1024
-_PAIR_WIDTH = 1 + 2 * sets.RECORD_BYTES  # which of the two is there, then gone and came
+_PAIR_WIDTH = 1 + 2 * encoding.RECORD_BYTES  # which of the two is there, then gone and came
 # The journal fields a batch reads and writes by name at most (a solve: a few dozen); past it, it
 # reads the journals whole and sets their parts whole: the embedded server's projection and
 # dotted `$set` cost the square of their fields (docs/decisions/0004).
@@ -63,7 +54,7 @@ def journal_id(board_slug: str) -> str:
     return f"{board_slug}|journal"
 
 
-def _part_key(day_key: str, scope: str) -> str:
+def part_key(day_key: str, scope: str) -> str:
     """The journal field of one board day's order: the scope in hex, as a group's name is free
     text (an organization) and must never become a field path of its own; the day is a number
     or ``all``, never user text (checked, as the key becomes a field path)."""
@@ -72,7 +63,7 @@ def _part_key(day_key: str, scope: str) -> str:
     return f"{day_key}_{scope.encode().hex()}"
 
 
-def _part_order(key: str) -> tuple[str, str]:
+def part_order(key: str) -> tuple[str, str]:
     day_key, scope = key.split("_")
     return day_key, bytes.fromhex(scope).decode()
 
@@ -87,44 +78,45 @@ def _pair_field(key: str, programmer: int) -> str:
 
 def _pair_unpack(packed: bytes) -> Pair:
     """(the record the manifest holds or None, the one the programmer moved to or None)."""
-    width = sets.RECORD_BYTES
+    width = encoding.RECORD_BYTES
     there, gone, came = packed[0], packed[1 : 1 + width], packed[1 + width :]
     return (gone if there & 1 else None, came if there & 2 else None)
 
 
 def _pair_pack(pair: Pair) -> Binary:
     gone, came = pair
-    there, blank = bytes([(gone is not None) | (came is not None) << 1]), bytes(sets.RECORD_BYTES)
+    there = bytes([(gone is not None) | (came is not None) << 1])
+    blank = bytes(encoding.RECORD_BYTES)
     return Binary(there + (gone or blank) + (came or blank))
 
 
-def _part_pairs(part: Mapping[str, bytes] | bytes) -> dict[int, Pair]:
+def part_pairs(part: Mapping[str, bytes] | bytes) -> dict[int, Pair]:
     """{programmer id: pair} of a part as stored (or as much of it as was read); a part of the
     layout before (all its pairs packed in one binary) is read too, by folds and readers."""
     if isinstance(part, bytes):
         pairs = (_pair_unpack(part[i : i + _PAIR_WIDTH]) for i in range(0, len(part), _PAIR_WIDTH))
-        return {sets.record_programmer(gone or came): (gone, came) for gone, came in pairs}
+        return {encoding.record_programmer(gone or came): (gone, came) for gone, came in pairs}
     return {int(programmer): _pair_unpack(packed) for programmer, packed in part.items()}
 
 
 def journal_part(board_slug: str, day_key: str, scope: str) -> tuple[int, list, int | None]:
     """(the journal's epoch, the (gone, came) pairs of one board day's order, the board's
     frontier: None before its first batch): one `_id` read of that part only."""
-    key = _part_key(day_key, scope)
+    key = part_key(day_key, scope)
     document = orders.orders().find_one(
         {"_id": journal_id(board_slug)}, {"epoch": 1, f"p.{key}": 1, "frontier": 1}
     )
     if document is None:
         return 0, [], None
-    pairs = list(_part_pairs(document.get("p", {}).get(key, {})).values())
+    pairs = list(part_pairs(document.get("p", {}).get(key, {})).values())
     return document.get("epoch", 0), pairs, document.get("frontier")
 
 
-def _journal_move(part: dict, move: moving.Move) -> None:
+def journal_move(part: dict, move: moving.Move) -> None:
     """Record a move in a part: a programmer keeps the record the manifest held before the part
     began (`gone`) and takes the new one, so moving again, or the same move twice, leaves one
     pair; moving back to what the manifest holds leaves none."""
-    pid = sets.record_programmer(move.old if move.old is not None else move.new)
+    pid = encoding.record_programmer(move.old if move.old is not None else move.new)
     gone = part[pid][0] if pid in part else move.old
     if gone == move.new:
         part.pop(pid, None)
@@ -132,15 +124,15 @@ def _journal_move(part: dict, move: moving.Move) -> None:
         part[pid] = (gone, move.new)
 
 
-def _pairs_histogram(pairs: Iterable[Pair]) -> Counter:
+def pairs_histogram(pairs: Iterable[Pair]) -> Counter:
     """{score: change of its count} that pairs make of a histogram (see `sets.Manifest
     .journal_lay`): each takes one out of the score it leaves and adds one to the one it takes."""
     change: Counter = Counter()
     for gone, came in pairs:
         if gone is not None:
-            change[sets.record_score(gone)] -= 1
+            change[encoding.record_score(gone)] -= 1
         if came is not None:
-            change[sets.record_score(came)] += 1
+            change[encoding.record_score(came)] += 1
     return change
 
 
@@ -171,34 +163,11 @@ def journal_append(
     move (`journals_read`), and these fields changed (None: removed): the `Append` to write.
     Only a journal that is not folding and has the pairs' layout takes moves (`fold_first`)."""
     pairs = {key: dict(part) for key, part in journal.get("p", {}).items()}
-    change = {key: _change_read(part) for key, part in journal.get("h", {}).items()}
+    change = {key: change_read(part) for key, part in journal.get("h", {}).items()}
     after = Append(board, journal.get("v", 0), {})
     counted = 0
     for (day_key, scope), moves in parts.items():
-        key = _part_key(day_key, scope)
-        part = _part_pairs(pairs.get(key, {}))
-        before = dict(part)
-        for move in moves:
-            _journal_move(part, move)
-        for pid in {*before, *part}:
-            if before.get(pid) == part.get(pid):
-                continue
-            name = _pair_field(key, pid)
-            if pid in part:
-                after.to_set[name] = packed = _pair_pack(part[pid])
-                pairs.setdefault(key, {})[str(pid)] = packed
-            else:
-                after.to_unset[name] = ""
-                pairs.get(key, {}).pop(str(pid), None)
-        if not groups.is_ranklist(scope):
-            counted += len(part) - len(before)
-        if groups.kind_of(scope):  # what the pairs make of the histogram, for `group_moves`
-            moved = _pairs_histogram(part.values())
-            moved.subtract(_pairs_histogram(before.values()))
-            for score, by in moved.items():
-                if by:
-                    after.to_inc[f"h.{key}.{int(score)}"] = by
-                    change.setdefault(key, Counter())[score] += by
+        counted += _part_append(after, pairs, change, part_key(day_key, scope), scope, moves)
     after.to_inc |= {"n": counted} if counted else {}
     # The head again, so that a journal somebody deleted meanwhile (a rebuild) comes back whole.
     head = {"epoch": journal.get("epoch", 0), "folding": False, "layout": LAYOUT}
@@ -212,6 +181,37 @@ def journal_append(
     return after
 
 
+def _part_append(
+    after: Append, pairs: dict, change: dict, key: str, scope: str, moves: list[moving.Move]
+) -> int:
+    """Record moves in the part `key` of a journal being appended to: each pair that changes is
+    set (or unset, left empty) in `after` and in `pairs` (the parts as stored), and for a group's
+    order the change the pairs make of its histogram goes to `after` and `change` too. Returns
+    how many programmers' pairs the part gained (a ranklist's are not counted)."""
+    part = part_pairs(pairs.get(key, {}))
+    before = dict(part)
+    for move in moves:
+        journal_move(part, move)
+    for pid in {*before, *part}:
+        if before.get(pid) == part.get(pid):
+            continue
+        name = _pair_field(key, pid)
+        if pid in part:
+            after.to_set[name] = packed = _pair_pack(part[pid])
+            pairs.setdefault(key, {})[str(pid)] = packed
+        else:
+            after.to_unset[name] = ""
+            pairs.get(key, {}).pop(str(pid), None)
+    if groups.kind_of(scope):  # what the pairs make of the histogram, for `folds.group_moves`
+        moved = pairs_histogram(part.values())
+        moved.subtract(pairs_histogram(before.values()))
+        for score, by in moved.items():
+            if by:
+                after.to_inc[f"h.{key}.{int(score)}"] = by
+                change.setdefault(key, Counter())[score] += by
+    return 0 if groups.is_ranklist(scope) else len(part) - len(before)
+
+
 def _changes_lay(after: Append, changes: dict) -> None:
     """These fields of a journal changed (None: removed), in an `Append` and the journal after."""
     for name, value in changes.items():
@@ -223,14 +223,14 @@ def _changes_lay(after: Append, changes: dict) -> None:
     after.journal["v"] = after.expected + 1
 
 
-def _change_read(change: Mapping[str, int]) -> Counter:
+def change_read(change: Mapping[str, int]) -> Counter:
     """A group part's histogram change as stored ({score as text: change}) by score."""
     return Counter({int(score): by for score, by in change.items()})
 
 
 # Kept through every write and fold: the frontier, the next day's preparation, the window.
-_KEPT = ("frontier", "prep", "window")
-_HEAD = {"v": 1, "epoch": 1, "folding": 1, "n": 1, "layout": 1, **dict.fromkeys(_KEPT, 1)}
+KEPT = ("frontier", "prep", "window")
+_HEAD = {"v": 1, "epoch": 1, "folding": 1, "n": 1, "layout": 1, **dict.fromkeys(KEPT, 1)}
 _JOURNAL = {**_HEAD, "p": 1, "h": 1}
 # The journal's layout: a pair a field (2). A journal of the layout before (a part a packed
 # binary, which no projection can take apart) is folded before it takes any move (`fold_first`).
@@ -276,12 +276,12 @@ def _fields_moved(by_part: Mapping[str, Parts]) -> dict[str, int] | None:
     wanted: dict[str, int] = {}
     for parts in by_part.values():
         for (day_key, scope), moves in parts.items():
-            key = _part_key(day_key, scope)
+            key = part_key(day_key, scope)
             for move in moves:
-                pid = sets.record_programmer(move.old if move.old is not None else move.new)
+                pid = encoding.record_programmer(move.old if move.old is not None else move.new)
                 wanted[_pair_field(key, pid)] = 1
             if kind := groups.kind_of(scope):
-                ranklist = _part_key(day_key, groups.ranklist_scope(kind))
+                ranklist = part_key(day_key, groups.ranklist_scope(kind))
                 wanted[_pair_field(ranklist, groups.group_id(scope))] = wanted[f"h.{key}"] = 1
     return wanted if len(wanted) <= PROJECTED_MAX else None
 
@@ -326,7 +326,7 @@ def journal_read(board_slug: str) -> dict:
     return orders.orders().find_one({"_id": journal_id(board_slug)}, _JOURNAL) or {}
 
 
-def _journals_whole(journals: Mapping[str, dict]) -> dict[str, dict]:
+def journals_whole(journals: Mapping[str, dict]) -> dict[str, dict]:
     """These journals read whole again (one `$in` read), which must still have the versions
     given (else `orders.OrdersConflict`): a batch holds only the pairs it moved."""
     wanted = {journal_id(board): board for board in journals}
@@ -345,32 +345,6 @@ def journal_write(board_slug: str, journal: dict, changes: dict) -> dict:
     append.to_set |= {} if append.expected else {"layout": LAYOUT}  # a journal created
     _changes_lay(append, changes)
     journals_swap([append.swap()])
-    return append.journal
-
-
-def moves_record(board_slug: str, journal: dict, by_part: Parts, changes: dict) -> dict:
-    """Record these moves of one board in its journal, with the moves of the groups whose scores
-    they change in the ranklists (`group_moves`), and these fields changed, in one write
-    (compare-and-swap over the version of `journal`); fold it when full. Reads only what the
-    moves change, as a batch does. Returns the journal as it is then."""
-    ranked = [
-        orders.order_id(board_slug, day_key, scope)
-        for day_key, scope in by_part
-        if groups.kind_of(scope)
-    ]
-    read, bases = journals_read({board_slug: by_part}, ranked)
-    if read[board_slug].get("v", 0) != journal.get("v", 0):
-        raise orders.OrdersConflict("a journal changed since it was read")
-    if fold_first(read[board_slug]):
-        journals_fold(read)
-        read, bases = journals_read({board_slug: by_part}, ranked)
-    moves = {board_slug: dict(by_part)}
-    for board, parts in group_moves(read, bases, moves).items():
-        moves[board].update(parts)
-    append = journal_append(read[board_slug], moves[board_slug], board_slug, changes)
-    journals_swap([append.swap()])
-    if append.journal["n"] > JOURNAL_MAX:
-        return journals_fold({board_slug: append.journal})[board_slug]
     return append.journal
 
 
@@ -398,102 +372,3 @@ def journals_swap(swaps: list[tuple[str, int, dict]]) -> None:
 def journals_append_writes(appends: Iterable[Append]) -> list:
     """The batch's `Append`s as writes to send first among its others (`mongo.write_together`)."""
     return [_swap(*append.swap()) for append in appends]
-
-
-def _part_moves(part: Mapping[str, bytes]) -> list[moving.Move]:
-    """The moves that fold a journal's part into its order: each programmer out of the record
-    the manifest holds and into their new one."""
-    moves = []
-    for gone, came in _part_pairs(part).values():
-        moves += [moving.Move(gone, None)] if gone is not None else []
-        moves += [moving.Move(None, came)] if came is not None else []
-    return moves
-
-
-def journals_fold(journals: dict[str, dict]) -> dict[str, dict]:
-    """Move the journals' moves into the orders (`orders.manifests_move`: exact, as it reads the
-    sets a member leaves) and empty them in a new epoch; returns them emptied. The journals are
-    read whole first, at the versions given. A journal is marked as folding first, so that
-    nobody adds to it until it is emptied (a manifest that already holds its epoch ignores its
-    part, so it would ignore anything added there too) and the next batch finishes a fold that
-    stopped midway: it moves the same members from the same manifests (sets the stopped fold
-    wrote are repaired into them as they are read, `manifest_repair`), so each is held once."""
-    current = _journals_whole(journals)
-    marking = {b: {**j, "v": j.get("v", 0) + 1, "folding": True} for b, j in current.items()}
-    marking = {board: j for board, j in marking.items() if not current[board].get("folding")}
-    if marking:
-        marks = {b: {"$set": {"v": j["v"], "folding": True}} for b, j in marking.items()}
-        journals_swap([(b, marking[b]["v"] - 1, m) for b, m in marks.items()])
-        current |= marking
-    lease.keep()  # a fold reads and writes many sets
-    oldest = days_kept.history_from(days_kept.current_day())
-    folding = {}
-    for board, journal in current.items():
-        for key, part in journal.get("p", {}).items():
-            day_key, scope = _part_order(key)
-            if part and (day_key == maths.ALL_TIME_KEY or int(day_key) >= oldest):  # else pruned
-                moves = _part_moves(part)
-                folding[orders.order_id(board, day_key, scope)] = (journal.get("epoch", 0), moves)
-    orders.manifests_move(folding, {board: j.get("frontier") for board, j in current.items()})
-    empty = {"folding": False, "n": 0, "p": {}, "h": {}, "layout": LAYOUT}
-    emptied = {
-        b: {"v": j["v"] + 1, "epoch": j.get("epoch", 0) + 1, **empty} for b, j in current.items()
-    }
-    journals_swap([(b, current[b]["v"], {"$set": j}) for b, j in emptied.items()])
-    kept = {b: {k: j[k] for k in _KEPT if k in j} for b, j in current.items()}
-    return {b: {**kept[b], **j, READ_WHOLE: True} for b, j in emptied.items()}
-
-
-# --- group ranklists ---------------------------------------------------------------------------
-
-
-def group_moves(
-    journals: dict[str, dict],
-    bases: dict[str, sets.Manifest],
-    by_part: dict[str, dict[tuple[str, str], list[moving.Move]]],
-) -> dict[str, dict[tuple[str, str], list[moving.Move]]]:
-    """{board: {(day, ranklist scope): moves}}: every group whose order of a day this batch moves
-    leaves the record its histogram gave before the batch for the one it gives after (see
-    `groups`). Both histograms are the manifest's with the journal's part laid over it (its
-    histogram change ``h``, read with the pairs of the programmers moved), before and after
-    this batch's moves, as a reader would see them; so each ranklist holds, for every group, the
-    record of the histogram readers see, and a batch moves it from there."""
-    moves: dict[str, dict[tuple[str, str], list[moving.Move]]] = {}
-    for board, parts in by_part.items():
-        journal = journals[board]
-        epoch, packed = journal.get("epoch", 0), journal.get("p", {})
-        for (day_key, scope), member_moves in parts.items():
-            kind = groups.kind_of(scope)
-            if kind is None:
-                continue
-            base = bases[orders.order_id(board, day_key, scope)]
-            key = _part_key(day_key, scope)
-            before = _part_pairs(packed.get(key, {}))
-            after = dict(before)
-            for move in member_moves:
-                _journal_move(after, move)
-            if base.shift:  # a histogram of buckets: the records from the order itself
-                from . import reading  # imported here: `reading` reads the journals
-
-                old, new = reading.group_records_moved(board, day_key, scope, epoch, before, after)
-            else:
-                change = _change_read(journal.get("h", {}).get(key, {}))
-                old = groups.record(scope, _histogram_laid(base, epoch, change))
-                change.update(_pairs_histogram(after.values()))
-                change.subtract(_pairs_histogram(before.values()))
-                new = groups.record(scope, _histogram_laid(base, epoch, change))
-            if old != new:
-                place = (day_key, groups.ranklist_scope(kind))
-                moves.setdefault(board, {}).setdefault(place, []).append(moving.Move(old, new))
-    return moves
-
-
-def _histogram_laid(base: sets.Manifest, epoch: int, change: Mapping[int, int]) -> dict[int, int]:
-    """The histogram of a manifest read for its histogram only, with the change a journal's part
-    of that epoch makes laid over it unless it holds that epoch already (as `reading` does, a
-    count never below zero)."""
-    if base.folded >= epoch:
-        return dict(base.histogram)
-    laid = Counter(base.histogram)
-    laid.update(change)
-    return {score: count for score, count in laid.items() if count > 0}

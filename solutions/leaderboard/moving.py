@@ -12,47 +12,25 @@ when its gone records would pass sets.GONE_MAX (`sets_plan` says which sets a ba
 and which it leaves by a gone list). A set past SET_MAX is cut in two new sets; an empty one
 is dropped.
 
-**A set's document is never written over.** A set written anew is a new document under a new id,
-and the manifest lists it in place of the old one, deleted once nothing lists it; only a gone
-list is added to a set in place, at the version the writer checked. So whatever an applier that
-outlived its lease writes from what it read before the holder's folds is a document nothing
-lists, or a gone list its version check refuses. A record is removed only if it is there and
-inserted only if it is not, so the same moves applied twice change nothing, and a set whose gone
-list was written but not its manifest (a writer stopped between the two) is recomputed from the
-set as it is (`manifest_repair`). `sets_build` makes a manifest and its sets from records
-already sorted (rebuilds and bulk loads).
+A record is removed only if it is there and inserted only if it is not, so the same moves
+applied twice change nothing, and a set whose gone list was written but not its manifest (a
+writer stopped between the two) is recomputed from the set as it is (`manifest_repair`). How a
+set changed is written back, never over its document, is `rewrites`. `sets_build` makes a
+manifest and its sets from records already sorted (rebuilds and bulk loads).
 
-Pure, like `sets`: `orders` reads and writes what it changes.
+Pure, like `sets`: `orders` reads and `order_writes` writes what it changes.
 """
 
 from __future__ import annotations
 
 import bisect
-import itertools
-import secrets
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
-from . import sets
-from .sets import Manifest, SetInfo, record_score, records_of, separator
-
-# A set's or node's id carries the day whose order wrote it (its **birth day**) above BORN_SHIFT
-# random bits: the day's orders share the documents of the day before until they change them
-# (see `orders`), so a document's name must not depend on the order reading it, and the days
-# before the history kept are pruned by that day alone.
-BORN_SHIFT = 46
-
-
-def new_set_id(born: int) -> int:
-    """A set's (or node's) id born on day `born` (0 for an all-time order): random below the
-    day, so two writers can never pick the same one."""
-    return born << BORN_SHIFT | secrets.randbits(BORN_SHIFT)
-
-
-def born_of(set_id: int) -> int:
-    """The day whose order wrote the set or node with this id (see `new_set_id`)."""
-    return set_id >> BORN_SHIFT
+from . import rewrites, sets
+from .encoding import record_score, records_of, separator
+from .sets import Manifest, SetInfo
 
 
 @dataclass(frozen=True)
@@ -61,17 +39,6 @@ class Move:
 
     old: bytes | None
     new: bytes | None
-
-
-@dataclass
-class Rewrite:
-    """What a batch of moves changed: {set id: (version, records blob)} to write (each a new
-    document), {set id: (version, records)} to list as gone beside a set's records, and set ids
-    the manifest no longer lists."""
-
-    written: dict[int, tuple[int, bytes]] = field(default_factory=dict)
-    gone: dict[int, tuple[int, list[bytes]]] = field(default_factory=dict)
-    dropped: list[int] = field(default_factory=list)
 
 
 def sets_left(manifest: Manifest, moves: Iterable[Move]) -> Counter[int]:
@@ -89,7 +56,7 @@ def sets_left(manifest: Manifest, moves: Iterable[Move]) -> Counter[int]:
 
 def sets_reached(manifest: Manifest, moves: list[Move]) -> set[int]:
     """The ids of every set a batch of moves may read or write: those taking their arrivals in
-    and those members leave (a writer checks their versions before it plans, see `orders`)."""
+    and those members leave (a writer checks their versions before it plans, see `order_writes`)."""
     return sets_to_fold(manifest, moves) | set(sets_left(manifest, moves))
 
 
@@ -102,7 +69,7 @@ def sets_plan(
     """(the ids of the sets a batch of moves reads whole, those of them that take their arrivals
     in, the sets members leave by a gone list): `gone_counts` gives, for each set members leave,
     how many gone records its document lists already (None: list none, and read whole every set
-    a member leaves or joins, the writer being unsure of what the sets hold, see `orders`: a
+    a member leaves or joins, the writer being unsure of what the sets hold, see `order_writes`: a
     member is then taken out only if it is there and put in only if it is not). `shared`: sets
     that other roots list too, which members never leave by a gone list (read whole instead)."""
     fold = sets_to_fold(manifest, moves)
@@ -149,7 +116,7 @@ def moves_apply(
     moves: list[Move],
     fold: set[int] = frozenset(),
     leaving: set[int] = frozenset(),
-) -> Rewrite:
+) -> rewrites.Rewrite:
     """Apply moves to the manifest (in place, with its score counts read) and to the sets it lists.
 
     `loaded`: set id -> records blob of every set read whole (see `sets_plan`, and the inline
@@ -160,7 +127,7 @@ def moves_apply(
     manifest). So most moves write the manifest and small lists of gone records; a set's
     arrivals are written into it together, once there are many. A record read is removed only if
     present and inserted only if absent, so the same moves applied twice change nothing (a
-    writer lists a record as gone only in a set whose version it checked, see `orders`)."""
+    writer lists a record as gone only in a set whose version it checked, see `order_writes`)."""
     changes = _SetChanges(manifest, loaded, set(fold) | set(manifest.inline), leaving)
     for move in moves:
         if move.old is not None and len(manifest):
@@ -235,7 +202,8 @@ class _SetChanges:
         of the same fold that wrote the manifest without the member among its arrivals."""
         manifest = self.manifest
         if not len(manifest):
-            manifest.splice(0, 0, [SetInfo(new_set_id(manifest.born), 0, 0, separator(record), {})])
+            set_id = rewrites.new_set_id(manifest.born)
+            manifest.splice(0, 0, [SetInfo(set_id, 0, 0, separator(record), {})])
         index = manifest.set_for(record)
         if self.taking_in(index):
             self._insert(index, record)
@@ -258,11 +226,11 @@ class _SetChanges:
             self.change(index, record, 1)
 
 
-def _sets_replace(manifest: Manifest, changes: _SetChanges) -> Rewrite:
+def _sets_replace(manifest: Manifest, changes: _SetChanges) -> rewrites.Rewrite:
     """Put the changed sets back (each under a new id), split full ones into new sets and drop
     empty ones, and count the arrivals and gone records of the others, with their manifest
     entries (last first, so indexes hold)."""
-    rewrite = Rewrite()
+    rewrite = rewrites.Rewrite()
     members = changes.members
     for index in sorted(set(members) | changes.arrived | set(changes.gone), reverse=True):
         info = manifest.info(index)
@@ -272,138 +240,29 @@ def _sets_replace(manifest: Manifest, changes: _SetChanges) -> Rewrite:
         waiting = manifest.arrivals_of(info.set_id)
         records = members.get(index)
         if records is None and index in changes.gone and scores:
-            entries = _entries_gone(rewrite, info, changes.gone[index], scores, waiting)
+            entries = rewrites.entries_gone(rewrite, info, changes.gone[index], scores, waiting)
         elif records is None or (not records and waiting):
-            entries = _entries_waiting(rewrite, manifest, info, records, scores, waiting)
+            entries = rewrites.entries_waiting(rewrite, manifest, info, records, scores, waiting)
         elif not records:
-            entries = _entries_dropped(rewrite, info)
+            entries = rewrites.entries_dropped(rewrite, info)
         elif len(records) <= sets.SET_MAX:
-            entries = _entries_rewritten(rewrite, manifest, info, records, scores, waiting)
+            entries = rewrites.entries_rewritten(rewrite, manifest, info, records, scores, waiting)
         else:
-            entries = _entries_split(rewrite, manifest, info, records)
+            entries = rewrites.entries_split(rewrite, manifest, info, records)
         manifest.splice(index, 1, entries)
     return rewrite
 
 
-def _entries_waiting(
-    rewrite: Rewrite,
-    manifest: Manifest,
-    info: SetInfo,
-    records: list[bytes] | None,
-    scores: dict[int, int],
-    waiting: list[bytes],
-) -> list[SetInfo]:
-    """The entry of a set whose document stays as it is (`records` None) or as its records left
-    it (empty, its members all waiting): it counts the set's arrivals, and its last member may be
-    one of them."""
-    if not scores:
-        return _entries_dropped(rewrite, info)
-    set_id, version = info.set_id, info.version
-    if records is not None:  # written empty, its members all waiting
-        set_id, version = _renamed(rewrite, manifest, info), version + 1
-        rewrite.written[set_id] = (version, b"")
-    lasts = [info.last if records is None else b"", *map(separator, waiting[-1:])]
-    return [SetInfo(set_id, version, sum(scores.values()), max(lasts), scores)]
-
-
-def _renamed(rewrite: Rewrite, manifest: Manifest, info: SetInfo) -> int:
-    """A new id for a set written anew, its arrivals still waiting moved to it: a set's document
-    is never written over, so that an applier that outlived its lease, writing what it read
-    before the holder's folds, can only ever make documents that nothing lists. The old one is
-    deleted once the manifest no longer lists it."""
-    set_id = new_set_id(manifest.born)
-    _entries_dropped(rewrite, info)
-    for record in manifest.arrivals_of(info.set_id):
-        manifest.arrivals[record] = set_id
-    return set_id
-
-
-def _entries_gone(
-    rewrite: Rewrite,
-    info: SetInfo,
-    gone: list[bytes],
-    scores: dict[int, int],
-    waiting: list[bytes],
-) -> list[SetInfo]:
-    """The entry of a set that members left without it being read: a new version, and the
-    records to list as gone beside its own (its last member stays an upper bound of what it
-    holds, as the separators need)."""
-    version = info.version + 1
-    rewrite.gone[info.set_id] = (version, sorted(gone))
-    last = max([info.last, *map(separator, waiting[-1:])])
-    return [SetInfo(info.set_id, version, sum(scores.values()), last, scores)]
-
-
-def _entries_dropped(rewrite: Rewrite, info: SetInfo) -> list[SetInfo]:
-    """No entry for an empty set, whose document (if it was ever stored) is deleted."""
-    if info.version:
-        rewrite.dropped.append(info.set_id)
-    return []
-
-
-def _entries_rewritten(
-    rewrite: Rewrite,
-    manifest: Manifest,
-    info: SetInfo,
-    records: list[bytes],
-    scores: dict[int, int],
-    waiting: list[bytes],
-) -> list[SetInfo]:
-    """The entry of a set written anew (under a new id), counting the arrivals still waiting."""
-    version = info.version + 1
-    set_id = _renamed(rewrite, manifest, info)
-    rewrite.written[set_id] = (version, b"".join(records))
-    last = max([separator(records[-1]), *map(separator, waiting[-1:])])
-    return [SetInfo(set_id, version, len(records) + len(waiting), last, scores)]
-
-
-def _entries_split(
-    rewrite: Rewrite, manifest: Manifest, info: SetInfo, records: list[bytes]
-) -> list[SetInfo]:
-    """The entries of a full set split into sets of their own, leaving the full one as it was
-    until the manifest stops listing it: a writer stopped halfway loses nothing. (Only a set
-    taking its arrivals in grows, so none are left waiting for it.)"""
-    parts = [SetInfo.of(new_set_id(manifest.born), 1, part) for part in _split(records)]
-    for part, part_records in zip(parts, _split(records), strict=True):
-        rewrite.written[part.set_id] = (1, b"".join(part_records))
-    _entries_dropped(rewrite, info)
-    return parts
-
-
-def _split(records: list[bytes]) -> Iterator[list[bytes]]:
-    """Equal parts of at most sets.SET_MAX members (nothing for an empty set), each cut where the
-    separators differ (`_cut`)."""
-    parts = -(-len(records) // sets.SET_MAX)
-    size = -(-len(records) // max(parts, 1))
-    start = 0
-    while start < len(records):
-        end = _cut(records, start, start + size)
-        yield records[start:end]
-        start = end
-
-
-def _cut(records: list[bytes], start: int, wanted: int) -> int:
-    """Where to end a set that starts at `start`: at `wanted` or the nearest place after it
-    (else before it) whose two members have different separators, so a bisect on separators
-    finds every member's set; the end of the records when there is none."""
-    if wanted >= len(records):
-        return len(records)
-    for end in itertools.chain(range(wanted, len(records)), range(wanted - 1, start, -1)):
-        if separator(records[end - 1]) != separator(records[end]):
-            return end
-    return len(records)
-
-
 def sets_build(
     ordered: Iterable[bytes], fill: int | None = None, born: int = 0
-) -> tuple[Manifest, Rewrite]:
+) -> tuple[Manifest, rewrites.Rewrite]:
     """A manifest and its sets from records already in listing order (rebuilds, bulk loads),
-    `fill` members a set (sets.SET_FILL), born on day `born` (see `new_set_id`)."""
+    `fill` members a set (sets.SET_FILL), born on day `born` (see `rewrites.new_set_id`)."""
     fill = fill or sets.SET_FILL
-    manifest, rewrite, chunk, infos = Manifest(version=1, born=born), Rewrite(), [], []
+    manifest, rewrite, chunk, infos = Manifest(version=1, born=born), rewrites.Rewrite(), [], []
 
     def flush() -> None:
-        set_id = new_set_id(born)
+        set_id = rewrites.new_set_id(born)
         rewrite.written[set_id] = (1, b"".join(chunk))
         infos.append(SetInfo.of(set_id, 1, chunk))
         chunk.clear()

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from bson import Binary
 
-from . import sets
+from . import encoding, sets
 
 # What each reader asks of a manifest: a page or a place needs the sets' lengths and last members
 # (the journal's moves are laid into the sets by them), a rank only the histogram; writers read
@@ -35,7 +35,7 @@ def manifest_decode(document: dict | None) -> sets.Manifest:
     """A manifest from its stored columns (see `manifest_document`), as far as they were read."""
     if document is None:
         return sets.Manifest()
-    histogram, shift = sets.histogram_unpack(document.get("hist", b""))
+    histogram, shift = encoding.histogram_unpack(document.get("hist", b""))
     manifest = sets.Manifest(
         version=document.get("v", 0),
         ids=document.get("ids", b""),
@@ -63,7 +63,7 @@ def _score_pairs(document: dict) -> bytes:
     if "pairs" in document:
         return document["pairs"]
     narrow = struct.iter_unpack(">IH", document.get("scores", b""))
-    return b"".join(sets.SCORE.pack(score, members) for score, members in narrow)
+    return b"".join(encoding.SCORE.pack(score, members) for score, members in narrow)
 
 
 def _ids_unpack(packed: bytes | list[int]) -> list[int]:
@@ -74,7 +74,7 @@ def _ids_unpack(packed: bytes | list[int]) -> list[int]:
 
 
 def _arrivals_unpack(packed: bytes) -> Iterator[tuple[bytes, int]]:
-    width = 8 + sets.RECORD_BYTES
+    width = 8 + encoding.RECORD_BYTES
     for i in range(0, len(packed), width):
         yield packed[i + 8 : i + width], int.from_bytes(packed[i : i + 8], "big")
 
@@ -100,7 +100,7 @@ def manifest_document(manifest: sets.Manifest) -> dict:
         "lasts": Binary(bytes(manifest.lasts or b"")),
         "nscores": Binary(bytes(manifest.score_counts)),
         "pairs": Binary(bytes(manifest.score_pairs)),
-        "hist": Binary(sets.histogram_pack(manifest.histogram, manifest.shift)),
+        "hist": Binary(encoding.histogram_pack(manifest.histogram, manifest.shift)),
         "inline": Binary(inline[1]) if inline else None,
         "trash": Binary(b"".join(set_id.to_bytes(8, "big") for set_id in manifest.trash)),
         "arrivals": Binary(_arrivals_pack(manifest.arrivals)),
@@ -115,4 +115,4 @@ def set_records(document: dict) -> bytes:
     if not document.get("g"):
         return blob
     gone = {bytes(record) for record in document["g"]}
-    return b"".join(record for record in sets.records_of(blob) if record not in gone)
+    return b"".join(record for record in encoding.records_of(blob) if record not in gone)

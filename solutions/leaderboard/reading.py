@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from . import groups, journals, maths, moving, order_documents, orders, sets, tree
+from . import encoding, groups, journals, maths, moving, order_documents, orders, sets, tree
 
 READ_RETRIES = 3
 T = TypeVar("T")
@@ -94,15 +94,15 @@ class OrderView:
         `shared_rank` at t - 1 and `board_total` at 1 are exact). The root alone, unless it
         counts buckets and some t falls inside one: that bucket is cut at t by a descent."""
         shift, histogram = self.root.shift, self.root.histogram
-        inside = sorted({t for t in thresholds if t > 0 and sets.bucket(t, shift) != t})
+        inside = sorted({t for t in thresholds if t > 0 and encoding.bucket(t, shift) != t})
         if not inside:
             return histogram
         if self.root.lasts is None:
             raise _Coarse
         refined, width = dict(histogram), 1 << shift
-        for low in sorted({sets.bucket(t, shift) for t in inside}):
+        for low in sorted({encoding.bucket(t, shift) for t in inside}):
             above = sum(n for score, n in histogram.items() if score >= low + width)
-            cuts = [t for t in inside if sets.bucket(t, shift) == low]
+            cuts = [t for t in inside if encoding.bucket(t, shift) == low]
             counts = [above + refined.pop(low, 0), *map(self.at_or_above, cuts), above]
             for edge, count, below in zip([low, *cuts], counts, counts[1:], strict=False):
                 if count > below:
@@ -112,7 +112,7 @@ class OrderView:
     def at_or_above(self, score: int) -> int:
         """How many members score `score` or more: those before the first with less, found by
         descending the tree like a place."""
-        return self.before(sets.score_probe(score - 1))
+        return self.before(encoding.score_probe(score - 1))
 
     def group_record(self, scope: str) -> bytes | None:
         """The group's record in its ranklist (see `groups`), from the histogram, or when it
@@ -123,7 +123,7 @@ class OrderView:
         return groups.record_of(scope, total, self._scores_from_top)
 
     def _scores_from_top(self, count: int) -> list[int]:
-        return [sets.record_score(record) for record in self.records(0, count)]
+        return [encoding.record_score(record) for record in self.records(0, count)]
 
     def _child(self, node: sets.Manifest, index: int, pairs: Pairs) -> tuple[sets.Manifest, Pairs]:
         """The node listed at `index` of `node`, with its share of the journal laid over it."""
@@ -173,7 +173,7 @@ class OrderView:
             moving.manifest_repair(leaf, stored)
         records: list[bytes] = []
         for set_id, _version in listed:
-            written = sets.records_of(stored.get(set_id, (0, b""))[1])
+            written = encoding.records_of(stored.get(set_id, (0, b""))[1])
             if departed := leaf.departures_of(set_id):
                 written = [record for record in written if record not in departed]
             arrived = leaf.arrivals_of(set_id)
@@ -310,7 +310,7 @@ def group_records_moved(
     change the journal keeps counts exact scores that buckets cannot take (see `journals`)."""
     _epoch, pairs, _frontier = journals.journal_part(board_slug, day_key, scope)
     moved = {*before, *after}
-    kept = [pair for pair in pairs if sets.record_programmer(pair[0] or pair[1]) not in moved]
+    kept = [pair for pair in pairs if encoding.record_programmer(pair[0] or pair[1]) not in moved]
     old = group_record(board_slug, day_key, scope, laid=(epoch, pairs))
     new = group_record(board_slug, day_key, scope, laid=(epoch, [*kept, *after.values()]))
     return old, new
@@ -318,20 +318,22 @@ def group_records_moved(
 
 def order_page(
     board_slug: str, day_key: str, scope: str, offset: int, limit: int
-) -> tuple[dict[int, int], list[sets.Member]]:
+) -> tuple[dict[int, int], list[encoding.Member]]:
     """A board day's histogram and `limit` members from 0-based `offset`, in listing order: the
     root, a node a level, then the one or two sets holding them."""
 
     def page(view: OrderView) -> tuple[dict[int, int], list[bytes]]:
         records = view.records(offset, limit)
-        scores = map(sets.record_score, records)
+        scores = map(encoding.record_score, records)
         return view.histogram_at(rank_thresholds(scores)), records
 
     histogram, records = order_read(board_slug, day_key, scope, page)
-    return histogram, [sets.Member.from_record(record) for record in records]
+    return histogram, [encoding.Member.from_record(record) for record in records]
 
 
-def member_position(board_slug: str, day_key: str, scope: str, member: sets.Member) -> int | None:
+def member_position(
+    board_slug: str, day_key: str, scope: str, member: encoding.Member
+) -> int | None:
     """A member's 0-based place in the listing order of a board day (None: not listed)."""
     return order_read(board_slug, day_key, scope, lambda view: view.position(member.record()))
 
@@ -341,11 +343,11 @@ def records_before(board_slug: str, day_key: str, scope: str, probe: bytes) -> i
     return order_read(board_slug, day_key, scope, lambda view: view.before(probe))
 
 
-def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator[sets.Member]:
+def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator[encoding.Member]:
     """Every member of a board day in listing order, a few sets at a time (background work such
     as rank-history snapshots: its cost grows with the board, so never on a request)."""
     for record in records_in_order(board_slug, day_key, scope):
-        yield sets.Member.from_record(record)
+        yield encoding.Member.from_record(record)
 
 
 def records_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator[bytes]:

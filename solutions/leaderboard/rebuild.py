@@ -25,7 +25,18 @@ from pymongo import InsertOne, ReplaceOne
 from pymongo.collection import Collection
 
 from .. import mongo
-from . import day_change, days_kept, entries, groups, lease, maths, moving, orders, sets
+from . import (
+    day_change,
+    days_kept,
+    encoding,
+    entries,
+    groups,
+    lease,
+    maths,
+    moving,
+    order_writes,
+    orders,
+)
 
 BATCH = 1_000
 SPILL_BYTES = 1 << 20  # buffer this much of an order's records before appending to its file
@@ -213,7 +224,7 @@ def _orders_build(
         day_key, scope = spill.places[order]
         kind = groups.kind_of(scope)
         # Counted from the records: a root's histogram may count buckets (`sets.Manifest`).
-        if kind and (record := groups.record(scope, Counter(map(sets.record_score, records)))):
+        if kind and (record := groups.record(scope, Counter(map(encoding.record_score, records)))):
             ranklists.append(
                 orders.order_id(board_slug, day_key, groups.ranklist_scope(kind)), record
             )
@@ -234,17 +245,17 @@ def _orders_sort_and_write(
     built: dict = {}
     size = 0
     for order, path in files.items():
-        records = sets.records_of(path.read_bytes())
+        records = encoding.records_of(path.read_bytes())
         records.sort()
         built[order] = moving.sets_build(records, born=orders.order_born(order))
         built_one(order, records)
         size += sum(len(blob) for _v, blob in built[order][1].written.values())
         if size > WRITE_BYTES:
-            orders.orders_write(built)
+            order_writes.orders_write(built)
             built.clear()
             size = 0
         progress.advance()
-    orders.orders_write(built)
+    order_writes.orders_write(built)
     return len(files)
 
 

@@ -25,9 +25,9 @@ fold would move, and 2 MB at 25 million. So an order is a tree of manifests, the
 (`pairs_route`, `Manifest.journal_lay`), so lengths stay right at every level.
 
 **Writers** route moves down the same way (`moves_route`), apply them at the nodes of level 0
-(`orders`' `leaf_apply`: `moving.moves_apply` with its repairs and writes), then recompute each
-changed node's entry from the node (`node_entry`), bottom up (`tree_apply`). Only the nodes the
-moves reach are read and written. Like a set (see `moving`), a node is never written over: a
+(`order_writes`' `leaf_apply`: `moving.moves_apply` with its repairs and writes), then recompute
+each changed node's entry from the node (`node_entry`), bottom up (`tree_apply`). Only the nodes
+the moves reach are read and written. Like a set (see `rewrites`), a node is never written over: a
 node changed is written as a new node under a new id, and the old one, like a node that is cut,
 is left as it was until its parent stops listing it (its id goes to the root's trash). So a
 writer stopped anywhere, or one that outlived its lease, leaves only nodes that nothing lists
@@ -45,7 +45,7 @@ of SET_MAX scores: 1.1 MB; a set 53 KB and its gone list. A rank reads the root'
 alone (32 KB at most), and a reader below the root asks a node for neither its histogram nor
 its score counts (`order_documents.NODE`).
 
-This module is pure, like `sets`: `orders` writes the nodes and `reading` reads them.
+This module is pure, like `sets`: `order_writes` writes the nodes and `reading` reads them.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .moving import Move, new_set_id
+from .moving import Move
+from .rewrites import new_set_id
 from .sets import Manifest, SetInfo
 
 NODE_MAX = 128  # entries of a manifest before it is cut in nodes
@@ -173,7 +174,7 @@ def tree_apply(
 def _child_entries(child_id: int, child: Manifest, rewrite: NodesRewrite) -> list[SetInfo]:
     """The entries that list a child after its moves: none when it emptied, the child under a
     new id (a new version), or the nodes it was cut into. The child's own document stays as it
-    was until nobody lists it: nodes, like sets, are never written over (see `moving`)."""
+    was until nobody lists it: nodes, like sets, are never written over (see `rewrites`)."""
     rewrite.dropped.append(child_id)
     if not len(child):
         return []

@@ -44,7 +44,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from . import days_kept, entries, groups, journals, maths, orders, reading, sets
+from . import days_kept, encoding, entries, groups, journals, maths, orders, reading
 
 
 @dataclass(frozen=True)
@@ -55,8 +55,8 @@ class Difference:
 
     day_key: str
     scope: str
-    wanted: sets.Member | None
-    held: sets.Member | None
+    wanted: encoding.Member | None
+    held: encoding.Member | None
     expected: int | None
     listed: int | None
 
@@ -80,7 +80,7 @@ class Difference:
         return f"{said} misplaced: listed at {listed}, the entries put them at {wanted}"
 
 
-def _at(place: int, member: sets.Member) -> str:
+def _at(place: int, member: encoding.Member) -> str:
     return f"place {place + 1} with score {member.score}"
 
 
@@ -132,7 +132,7 @@ def _orders_stored(board_slug: str, oldest_day: int) -> set[tuple[str, str]]:
             places.add((parts[1], parts[2]))
     journal = orders.orders().find_one({"_id": journals.journal_id(board_slug)}, {"p": 1})
     parts = (journal or {}).get("p", {})
-    places.update(journals._part_order(key) for key, pairs in parts.items() if pairs)
+    places.update(journals.part_order(key) for key, pairs in parts.items() if pairs)
     return {
         (day_key, scope)
         for day_key, scope in places
@@ -142,7 +142,7 @@ def _orders_stored(board_slug: str, oldest_day: int) -> set[tuple[str, str]]:
 
 
 def order_compare(
-    day_key: str, scope: str, listed: Iterable[sets.Member], wanted: Iterable[sets.Member]
+    day_key: str, scope: str, listed: Iterable[encoding.Member], wanted: Iterable[encoding.Member]
 ) -> tuple[int, list[Difference]]:
     """(members the entries put on the day, differences) of a board day's order: `listed` as
     the order lists them, `wanted` as the query finds them, both in listing order. They are
@@ -161,7 +161,11 @@ def order_compare(
 
 
 def _differences(
-    day_key: str, scope: str, offset: int, held: list[sets.Member], wanted: list[sets.Member]
+    day_key: str,
+    scope: str,
+    offset: int,
+    held: list[encoding.Member],
+    wanted: list[encoding.Member],
 ) -> list[Difference]:
     """The differences of two listings that start at 0-based place `offset`, matched up by
     programmer."""

@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 
 from .. import leaderboard
 from ..clock import today
-from ..leaderboard import days_kept, reading, sets
+from ..leaderboard import days_kept, encoding, reading
 from ..models import Board
 from .common import PAGE_SIZE, BoardPage, day_key, rows_ranked
 
@@ -116,7 +116,7 @@ def board_score_range(
         page_size=page_size,
     )
     above = 0 if max_score is None else leaderboard.at_or_above(histogram, max_score + 1)
-    members = [sets.Member.from_record(record) for record in records]
+    members = [encoding.Member.from_record(record) for record in records]
     found.rows = rows_ranked(board, members, histogram, above + offset)
     return found
 
@@ -144,7 +144,7 @@ def _score_range_read(
         above = 0 if max_score is None else leaderboard.at_or_above(histogram, max_score + 1)
         wanted = max(0, min(page_size, total - offset))
         records = view.records(above + offset, wanted) if wanted else []
-        scores = map(sets.record_score, records)
+        scores = map(encoding.record_score, records)
         return view.histogram_at(edges | reading.rank_thresholds(scores)), total, records
 
     return reading.order_read(board.slug, key, scope, ask)

@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass, field
 
 from .. import leaderboard
-from ..leaderboard import entries, sets
+from ..leaderboard import encoding, entries
 from ..models import Board
 
 PAGE_SIZE = 25
@@ -81,7 +81,7 @@ def rank_of(histogram: dict[int, int], score: int, position: int | None) -> int:
 
 
 def rows_ranked(
-    board: Board, members: list[sets.Member], histogram: dict[int, int], first_offset: int
+    board: Board, members: list[encoding.Member], histogram: dict[int, int], first_offset: int
 ) -> list[Row]:
     """Board rows in listing order with their ranks: shared (from the histogram) or unique (by
     position)."""

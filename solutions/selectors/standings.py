@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from .. import leaderboard
 from ..clock import today
-from ..leaderboard import entries, reading, sets
+from ..leaderboard import encoding, entries, reading
 from ..models import Board, Programmer
 from .common import Row, Standing, day_key, rank_of, rows_ranked
 
@@ -75,7 +75,7 @@ def programmer_around(
 
 
 def _row(
-    histogram: dict[int, int], member: sets.Member, position: int | None, programmer: Programmer
+    histogram: dict[int, int], member: encoding.Member, position: int | None, programmer: Programmer
 ) -> Row:
     """A programmer's row from their member of the order, ranked by `position` (from 0) when
     the board's ties are broken, else by their score (`position` None)."""
@@ -101,7 +101,7 @@ def _order_around(
     """The day's histogram and, with `places`, what `_neighbourhood` finds of `record` in one
     read of the order; without, the root's histogram alone (no place, no records)."""
     if not places:
-        at = reading.rank_thresholds([sets.record_score(record)])
+        at = reading.rank_thresholds([encoding.record_score(record)])
         return reading.histogram_read(board.slug, key, scope, at=at), None, [], 0
     return reading.order_read(
         board.slug, key, scope, lambda view: _neighbourhood(view, record, around)
@@ -112,7 +112,7 @@ def _rows_around(
     board: Board, histogram: dict[int, int], position: int, records: list[bytes], first: int
 ) -> tuple[list[Row], list[Row]]:
     """The rows above and below the member at `position`, of the records read from `first`."""
-    rows = rows_ranked(board, [sets.Member.from_record(r) for r in records], histogram, first)
+    rows = rows_ranked(board, [encoding.Member.from_record(r) for r in records], histogram, first)
     own = position - first
     return rows[:own], rows[own + 1 :]
 
@@ -122,11 +122,11 @@ def _neighbourhood(view: reading.OrderView, record: bytes, around: int) -> Neigh
     `around` past it, first)."""
     position = view.position(record)
     if position is None or around <= 0:
-        at = reading.rank_thresholds([sets.record_score(record)])
+        at = reading.rank_thresholds([encoding.record_score(record)])
         return view.histogram_at(at), position, [], position or 0
     first = max(0, position - around)
     records = view.records(first, position - first + 1 + around)
-    at = reading.rank_thresholds(map(sets.record_score, [record, *records]))
+    at = reading.rank_thresholds(map(encoding.record_score, [record, *records]))
     return view.histogram_at(at), position, records, first
 
 
@@ -207,8 +207,8 @@ def _places_read(
     board: Board,
     key: str,
     scope: str,
-    members: dict[int, sets.Member],
-    wanted: sets.Member | None,
+    members: dict[int, encoding.Member],
+    wanted: encoding.Member | None,
     around: int,
 ) -> tuple[dict[int, int], dict[int, int | None], Neighbourhood | None]:
     """(the day's histogram, exact at the scores read, {programmer id: their place} when the
@@ -223,7 +223,7 @@ def _places_read(
         positions = {pid: view.position(m.record()) for pid, m in members.items()} if unique else {}
         near = _neighbourhood(view, wanted.record(), around) if wanted else None
         seen = [member.score for member in members.values()]
-        seen += map(sets.record_score, near[2] if near else [])
+        seen += map(encoding.record_score, near[2] if near else [])
         return view.histogram_at(reading.rank_thresholds(seen)), positions, near
 
     return reading.order_read(board.slug, key, scope, question)

@@ -9,7 +9,7 @@ from collections import Counter
 from django.db import connection
 
 from solutions import leaderboard, selectors, services
-from solutions.leaderboard import entries, journals, reading, sets
+from solutions.leaderboard import encoding, entries, journals, reading
 from solutions.models import Board, Problem
 
 # The article's test vector: today is epoch day 18281 (2020-01-20).
@@ -42,13 +42,13 @@ def orders_hold_the_entries(board: Board, days: range) -> None:
         key = entries.board_key(board.spec, day)
         for scope in ["", "country:BD", "country:IN"]:
             expected = sorted(
-                sets.Member(e["keys"][key], e["handle"], e["_id"]).record()
+                encoding.Member(e["keys"][key], e["handle"], e["_id"]).record()
                 for e in found
                 if e.get("keys", {}).get(key, 0) > 0 and (not scope or scope in e["groups"])
             )
             histogram, members = reading.order_page(board.slug, key, scope, 0, 10_000)
             assert [m.record() for m in members] == expected, (board.slug, day, scope)
-            assert histogram == Counter(sets.record_score(r) for r in expected)
+            assert histogram == Counter(encoding.record_score(r) for r in expected)
 
 
 def every_board_shows(boards, rows: list[tuple[str, int]]) -> None:

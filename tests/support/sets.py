@@ -5,12 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from solutions.leaderboard import maths, sets
+from solutions.leaderboard import encoding, maths
 
 
 def member(rng: random.Random, pid: int) -> bytes:
     reached = maths.KEY_EPOCH + dt.timedelta(seconds=rng.randrange(10**6))
-    return sets.Member(maths.sort_key(rng.randrange(1, 6), reached), f"coder{pid}", pid).record()
+    return encoding.Member(
+        maths.sort_key(rng.randrange(1, 6), reached), f"coder{pid}", pid
+    ).record()
 
 
 def journal_pairs(rng: random.Random, held: dict[int, bytes], make, *, ids: int, moving: int):

@@ -46,7 +46,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
 from pymongo.collection import Collection
 
 from ... import mongo
-from .. import maths, moving, sets
+from .. import encoding, maths, moving
 from .counting import APPLIED_KEPT, SolveEvent, placed_kept, solve_pipeline
 
 
@@ -114,19 +114,19 @@ def entry_sum(entry: dict, day_key: str) -> int:
     return entry.get("sums", {}).get(day_key, 0)
 
 
-def entry_member(entry: dict, day_key: str, scope: str = "") -> sets.Member | None:
+def entry_member(entry: dict, day_key: str, scope: str = "") -> encoding.Member | None:
     """The programmer's member of a board day's order (of the group `scope`; "" everybody's),
     from their entry (`entry_read`); None when the entry does not put them there. A day is in
     the orders when its key is positive, as `records_by_day` and the seed's query have it."""
     key = entry.get("keys", {}).get(day_key, 0)  # 0: not on that day
     if key <= 0 or (scope and scope not in entry.get("groups", [])):
         return None
-    return sets.Member(key, entry["handle"], entry["_id"])
+    return encoding.Member(key, entry["handle"], entry["_id"])
 
 
 def entries_members(
     board_slug: str, programmer_ids: Iterable[int], day_key: str, scope: str = ""
-) -> dict[int, sets.Member]:
+) -> dict[int, encoding.Member]:
     """{programmer id: their member of the order} of a board day for those on it, in the group
     (one `$in` read)."""
     found = entries(board_slug).find(
@@ -256,10 +256,10 @@ def records_by_day(
 ) -> Iterator[tuple[str, bytes]]:
     """(day, record) of each day kept, from `oldest_day` to `frontier`, that programmer `pid`'s
     placement puts them on (the days after the frontier have no orders yet: see `orders`)."""
-    tail = sets.handle_bytes(placed["handle"], pid)
+    tail = encoding.handle_bytes(placed["handle"], pid)
     for day_key, key in placed.get("keys", {}).items():
         if key > 0 and (day_key == maths.ALL_TIME_KEY or oldest_day <= int(day_key) <= frontier):
-            yield day_key, sets.record_of(key, tail)
+            yield day_key, encoding.record_of(key, tail)
 
 
 def day_moves(entry: dict, day: int, copied: bool) -> dict[tuple[str, str], moving.Move]:
@@ -297,7 +297,7 @@ def placed_writes(behind: dict[str, list[Behind]]) -> list[UpdateOne]:
 # --- the seed's query: a board day straight from the entries -------------------------------------
 
 
-def entries_by_key(board_slug: str, day_key: str, scope: str = "") -> Iterator[sets.Member]:
+def entries_by_key(board_slug: str, day_key: str, scope: str = "") -> Iterator[encoding.Member]:
     """The members of a board day in listing order by the seed's query over the entries,
     ``find({"keys.D": {"$gt": 0}}).sort({"keys.D": -1})``: what its order must hold (`verify`).
     Real MongoDB serves it from the wildcard index ``keys.$**``; the embedded server (SecantusDB
@@ -308,20 +308,21 @@ def entries_by_key(board_slug: str, day_key: str, scope: str = "") -> Iterator[s
     a sort from a wildcard index only when the predicate and the sort are on that one field, so
     the query stays exactly that; a group's day reads the whole day through the index.
     Ties: the query leaves equal keys in any order; an order lists them by their records' bytes
-    (`sets.Member.record`: lower-case handle, then id), so each run of them is sorted so here."""
+    (`encoding.Member.record`: lower-case handle, then id), so each run of them is sorted so
+    here."""
     path = f"keys.{day_key}"
     found = entries(board_slug).find(
         {path: {"$gt": 0}}, {"handle": 1, "groups": 1, path: 1}, sort=[(path, DESCENDING)]
     )
-    tie: list[sets.Member] = []
+    tie: list[encoding.Member] = []
     for entry in found:
         if (member := entry_member(entry, day_key, scope)) is None:
             continue  # in another group
         if tie and tie[0].key != member.key:
-            yield from sorted(tie, key=sets.Member.record)
+            yield from sorted(tie, key=encoding.Member.record)
             tie = []
         tie.append(member)
-    yield from sorted(tie, key=sets.Member.record)
+    yield from sorted(tie, key=encoding.Member.record)
 
 
 def entries_places(board_slug: str, oldest_day: int, frontier: int) -> set[tuple[str, str]]:

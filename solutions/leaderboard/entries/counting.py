@@ -218,16 +218,7 @@ def _best_counting(window: maths.Window, event: SolveEvent, today: int) -> dict:
     bucket = maths.best_bucket(window, event.day)
     mine = {"$and": [{"$eq": ["$$this.p", event.problem]}, {"$eq": ["$$this.d", bucket]}]}
     kept = {"$ifNull": ["$best", []]}
-    new = {"p": {"$literal": event.problem}, "d": bucket, "v": event.value, "t": event.at}
-    better = {
-        "$or": [
-            {"$eq": [{"$type": "$$was"}, "missing"]},
-            {"$gt": [event.value, "$$was.v"]},
-            {"$and": [{"$eq": [event.value, "$$was.v"]}, {"$lt": [event.at, "$$was.t"]}]},
-        ]
-    }
-    others = {"$filter": {"input": kept, "cond": {"$not": [mine]}}}
-    best = {"$cond": [better, {"$concatArrays": [others, [new]]}, kept]}
+    best = _best_replaced(event, bucket, mine, kept)
     if window.is_all_time:
         days = [{"k": maths.ALL_TIME_KEY, "a": bucket, "b": bucket}]
     else:
@@ -235,20 +226,7 @@ def _best_counting(window: maths.Window, event: SolveEvent, today: int) -> dict:
         best = {"$filter": {"input": best, "cond": {"$gte": ["$$this.d", oldest]}}}
         days = [{"k": str(d), "a": window.start(d), "b": d} for d in window.affected_days(bucket)]
     totals = {"$map": {"input": {"$literal": days}, "as": "day", "in": _best_of_day()}}
-    pairs = {
-        name: {"$arrayToObject": {"$map": {"input": "$$totals", "in": {"k": "$$this.k", "v": v}}}}
-        for name, v in (("s", "$$this.s"), ("key", "$$this.key"))
-    }
-    if window.is_all_time:
-        changed = {"best": "$$best", "sums": pairs["s"], "keys": pairs["key"]}
-    else:
-        history = history_from(today)
-        changed = {
-            "best": "$$best",
-            "sums": {"$mergeObjects": [trimmed_today("$sums", history), pairs["s"]]},
-            "keys": {"$mergeObjects": [trimmed_today("$keys", history), pairs["key"]]},
-            "trimmed": today,
-        }
+    changed = _best_changed(window, today)
     was = {"$arrayElemAt": [{"$filter": {"input": kept, "cond": mine}}, 0]}
     since = {"$subtract": [today, {"$ifNull": ["$trimmed", 0]}]}
     return {
@@ -264,6 +242,39 @@ def _best_counting(window: maths.Window, event: SolveEvent, today: int) -> dict:
     }
 
 
+def _best_replaced(event: SolveEvent, bucket: int, mine: dict, kept: dict) -> dict:
+    """The bests with the report's in place of the best of its (problem, day) `$$was` when it is
+    better: a bigger value, or the same one reported earlier."""
+    new = {"p": {"$literal": event.problem}, "d": bucket, "v": event.value, "t": event.at}
+    better = {
+        "$or": [
+            {"$eq": [{"$type": "$$was"}, "missing"]},
+            {"$gt": [event.value, "$$was.v"]},
+            {"$and": [{"$eq": [event.value, "$$was.v"]}, {"$lt": [event.at, "$$was.t"]}]},
+        ]
+    }
+    others = {"$filter": {"input": kept, "cond": {"$not": [mine]}}}
+    return {"$cond": [better, {"$concatArrays": [others, [new]]}, kept]}
+
+
+def _best_changed(window: maths.Window, today: int) -> dict:
+    """The entry's fields after a report: the bests `$$best`, and the sums and sort keys of the
+    days `$$totals` recomputed (over the days kept, trimmed once a day, unless all time)."""
+    pairs = {
+        name: {"$arrayToObject": {"$map": {"input": "$$totals", "in": {"k": "$$this.k", "v": v}}}}
+        for name, v in (("s", "$$this.s"), ("key", "$$this.key"))
+    }
+    if window.is_all_time:
+        return {"best": "$$best", "sums": pairs["s"], "keys": pairs["key"]}
+    history = history_from(today)
+    return {
+        "best": "$$best",
+        "sums": {"$mergeObjects": [trimmed_today("$sums", history), pairs["s"]]},
+        "keys": {"$mergeObjects": [trimmed_today("$keys", history), pairs["key"]]},
+        "trimmed": today,
+    }
+
+
 def _best_of_day() -> dict:
     """{k: the day's name, s: its total, key: its sort key} of the day `$$day` ({k, a: the first
     day of its window, b: the day}) from the bests `$$best`: per problem inside the window, the
@@ -275,23 +286,6 @@ def _best_of_day() -> dict:
             "cond": {"$and": [{"$gte": ["$$r.d", "$$day.a"]}, {"$lte": ["$$r.d", "$$day.b"]}]},
         }
     }
-    problems = {"$setUnion": [{"$map": {"input": "$$inside", "as": "r", "in": "$$r.p"}}]}
-    of_problem = {"$filter": {"input": "$$inside", "as": "r", "cond": {"$eq": ["$$r.p", "$$q"]}}}
-    top = {"$max": {"$map": {"input": "$$mine", "as": "r", "in": "$$r.v"}}}
-    at_top = {"$filter": {"input": "$$mine", "as": "r", "cond": {"$eq": ["$$r.v", "$$top"]}}}
-    first = {"$min": {"$map": {"input": at_top, "as": "r", "in": "$$r.t"}}}
-    per_problem = {
-        "$map": {
-            "input": problems,
-            "as": "q",
-            "in": {
-                "$let": {
-                    "vars": {"mine": of_problem},
-                    "in": {"$let": {"vars": {"top": top}, "in": {"v": "$$top", "t": first}}},
-                }
-            },
-        }
-    }
     total = {"$sum": {"$map": {"input": "$$bests", "as": "r", "in": "$$r.v"}}}
     reached = {"$max": {"$map": {"input": "$$bests", "as": "r", "in": "$$r.t"}}}
     key = {"$cond": [{"$gt": ["$$total", 0]}, key_expression("$$total", reached), 0]}
@@ -300,13 +294,35 @@ def _best_of_day() -> dict:
             "vars": {"inside": inside},
             "in": {
                 "$let": {
-                    "vars": {"bests": per_problem},
+                    "vars": {"bests": _best_per_problem()},
                     "in": {
                         "$let": {
                             "vars": {"total": total},
                             "in": {"k": "$$day.k", "s": "$$total", "key": key},
                         }
                     },
+                }
+            },
+        }
+    }
+
+
+def _best_per_problem() -> dict:
+    """[{v, t}] of the bests `$$inside` a day's window: per problem, the biggest value and the
+    earliest moment it was reported."""
+    problems = {"$setUnion": [{"$map": {"input": "$$inside", "as": "r", "in": "$$r.p"}}]}
+    of_problem = {"$filter": {"input": "$$inside", "as": "r", "cond": {"$eq": ["$$r.p", "$$q"]}}}
+    top = {"$max": {"$map": {"input": "$$mine", "as": "r", "in": "$$r.v"}}}
+    at_top = {"$filter": {"input": "$$mine", "as": "r", "cond": {"$eq": ["$$r.v", "$$top"]}}}
+    first = {"$min": {"$map": {"input": at_top, "as": "r", "in": "$$r.t"}}}
+    return {
+        "$map": {
+            "input": problems,
+            "as": "q",
+            "in": {
+                "$let": {
+                    "vars": {"mine": of_problem},
+                    "in": {"$let": {"vars": {"top": top}, "in": {"v": "$$top", "t": first}}},
                 }
             },
         }
