@@ -125,8 +125,9 @@ def test_the_engine_reads_from_the_primary_whatever_the_uri_prefers(site_client,
 
 # --- a sharded cluster ---------------------------------------------------------------------
 
-# What a sharded cluster splits each collection on (README, "Running in production"): None for
-# the small ones kept whole on the primary shard. Every board's `entries.<slug>` is on `_id`.
+# What a sharded cluster splits each collection on (docs/benchmarks.md, "Cost model: a sharded
+# MongoDB cluster"): None for the small ones kept whole on the primary shard. Every board's
+# `entries.<slug>` is on `_id`.
 SHARD_KEYS = {
     "submissions": "programmer_id",
     "solves": "programmer_id",
