@@ -51,7 +51,6 @@ def ack(record: dict) -> None:
     _acks_log.write(json.dumps({"t": time.time(), **record}) + "\n")
 
 
-@events.request.add_listener
 def _error_code(response) -> str | None:
     """The API's error code of a refusal (`{"error": {"code": ...}}`), if it is one: the verdict
     tells a busy site shedding solves (`solves_busy`) from one that is down."""
@@ -61,6 +60,7 @@ def _error_code(response) -> str | None:
         return None
 
 
+@events.request.add_listener
 def log_request(
     request_type,
     name,

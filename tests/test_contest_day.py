@@ -226,6 +226,8 @@ def test_a_short_contest_day_loses_nothing_counts_nothing_twice_and_answers_no_5
     assert run.returncode == 0
     for fault in ("mongodb", "redis", "gunicorn-worker", "celery-worker"):
         assert f"- {fault} at +" in run.stdout
+    for endpoint in ("POST solves", "board live (200)", "answer (form)"):
+        assert f"| {endpoint} | " in run.stdout  # the load generator's log has every request
 
 
 def test_public_standings_are_rendered_once_per_change_for_every_anonymous_viewer(
