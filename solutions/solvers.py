@@ -389,10 +389,9 @@ class StatsBuild:
         # Only those, found on the way: the bulk loads log theirs marked, and writing (or even
         # matching on the server) every solve of a large log takes minutes.
         for counted, ids in self.to_mark.items():
-            for start in range(0, len(ids), mongo.IDS_PER_READ):
+            for part in mongo.id_parts(ids):
                 mongo.solves().update_many(
-                    {"_id": {"$in": ids[start : start + mongo.IDS_PER_READ]}},
-                    {**done, "$set": {"problem_counted": counted}},
+                    {"_id": {"$in": part}}, {**done, "$set": {"problem_counted": counted}}
                 )
 
 

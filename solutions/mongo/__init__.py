@@ -133,11 +133,3 @@ __all__ = [
     "uri_option_names",
     "write_together",
 ]
-
-
-def __getattr__(name: str) -> object:
-    """`IDS_PER_READ`, once a constant, reads the setting that replaced it (MONGODB_IDS_PER_READ)
-    for the callers that still chunk their own `$in` reads (better: `find_by_ids`)."""
-    if name == "IDS_PER_READ":
-        return ids_per_read()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
