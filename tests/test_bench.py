@@ -153,14 +153,14 @@ def test_a_new_days_first_page_costs_what_any_page_does_and_its_change_is_the_da
         assert page.commands == rows["page 1"].commands == 4, size
         # The first solve after midnight is a solve plus the day change of every board: the
         # fold of its journal, the roots copied from the day before (everybody's and each
-        # group's, in bulk), and the programmers moved, a journal write each PREP_CHUNK.
+        # group's, in bulk), and the programmers moved in one pass an order.
         assert solve.commands > rows["solve (3 boards)"].commands
         moved = int(re.search(r"moving ([\d,]+)", solve.note).group(1).replace(",", ""))
         assert moved > 0
     small = by_size(measured, 200, (IN_PROCESS,))[NEW_DAY_SOLVE]
     large = by_size(measured, 2000, (IN_PROCESS,))[NEW_DAY_SOLVE]
     # Ten times the programmers, ten times the moves: the work follows them, and the commands
-    # grow far less (a write moves up to PREP_CHUNK programmers).
+    # grow far less (each order's sets read and written once, in `$in` reads and bulks).
     assert large.commands < 3 * small.commands
 
 

@@ -15,7 +15,7 @@ import pytest
 import time_machine
 
 from solutions import clock, leaderboard, mongo, selectors, services
-from solutions.leaderboard import day_change, folds, journals
+from solutions.leaderboard import day_change, journals, order_writes
 from solutions.models import Board, Problem, Programmer
 
 TZ = "Asia/Dhaka"  # UTC+6: the leaderboard's midnight is 18:00 UTC
@@ -156,22 +156,27 @@ def test_a_month_board_starts_empty_on_the_first_and_keeps_januarys_final_board(
         every_board_is_counted(boards, range(DAY - 7, DAY + 3))
 
 
-def test_a_preparation_stopped_midway_is_carried_on_by_the_next_holder(evening, monkeypatch, dave):
-    """The day's moves go into the journal a few programmers a write; the preparation dies after
-    the first write. The next solve finds it under way, carries it on from where it stopped
-    (moving nobody twice), and only then moves its own programmer."""
+@pytest.mark.parametrize("dies_at", [1, 2, 3])
+def test_a_preparation_stopped_midway_is_carried_on_by_the_next_holder(
+    evening, monkeypatch, dave, dies_at
+):
+    """The day's pass moves an order a step (the groups' ranklists first, then everybody's and
+    each group's order); the preparation dies before its `dies_at`-th step of a board. The next
+    solve finds it under way, carries it on (skipping the orders already moved, moving nobody
+    twice), and only then moves its own programmer."""
     boards, problems = evening
-    monkeypatch.setattr(day_change, "PREP_CHUNK", 1)
-    real, writes = folds.moves_record, []
+    monkeypatch.setattr(day_change, "MOVES_A_STEP", 1)
+    real, steps = order_writes.manifests_move, defaultdict(int)
 
-    def dies_after_one(board_slug, *args, **kwargs):
-        if board_slug in writes:  # a board's second write of the day's moves
+    def dies_midway(folding, frontiers):
+        board_slug = next(iter(frontiers))
+        steps[board_slug] += any(f"|{DAY + 1}|" in order for order in folding)  # not a fold
+        if steps[board_slug] == dies_at:
             raise RuntimeError("the worker was killed")
-        writes.append(board_slug)
-        return real(board_slug, *args, **kwargs)
+        return real(folding, frontiers)
 
-    with mock.patch.object(folds, "moves_record", dies_after_one):
-        with pytest.raises(RuntimeError):
+    with mock.patch.object(order_writes, "manifests_move", dies_midway):
+        with pytest.raises(RuntimeError, match="killed"):
             solve(dave, next(problems), at(DAY + 1, 0, 5))
     dated = [board for board in boards.values() if not board.spec.is_all_time]
     under_way = [journals.journal_read(board.slug).get("prep", {}).get("day") for board in dated]

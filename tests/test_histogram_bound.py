@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 
 import bson
 import pytest
+import time_machine
 
 from solutions import leaderboard, mongo, selectors, services
 from solutions.leaderboard import (
@@ -133,10 +134,9 @@ def root_shifts(board: Board) -> list[int]:
     return [encoding.histogram_unpack(doc.get("hist", b""))[1] for doc in documents]
 
 
-@pytest.mark.parametrize("bound", [3])  # 3 coarsens every order; 16 found no more
-def test_ranks_ranges_pages_and_group_records_equal_a_brute_force_past_the_bound(
-    mongodb, now, boards_of_every_kind, monkeypatch, bound
-):
+def _coarse(monkeypatch, bound: int) -> None:
+    """Orders that pass the bound with a few dozen programmers: tiny histograms, sets and nodes,
+    a journal folded every dozen."""
     monkeypatch.setattr(sets, "HISTOGRAM_MAX", bound)
     for name, value in {"SET_MAX": 6, "SET_FILL": 3, "ARRIVALS_MAX": 2, "GONE_MAX": 2}.items():
         monkeypatch.setattr(sets, name, value)
@@ -144,16 +144,14 @@ def test_ranks_ranges_pages_and_group_records_equal_a_brute_force_past_the_bound
     monkeypatch.setattr(tree, "NODE_FILL", 2)
     monkeypatch.setattr(orders, "INLINE_MAX", 1)
     monkeypatch.setattr(journals, "JOURNAL_MAX", 12)
-    rng = random.Random(bound)
+
+
+def _history(rng: random.Random, crowd: list[Programmer]) -> list[Problem]:
+    """Problems of random points, and a random history of nine days for most of the crowd."""
     problems = [
         Problem.objects.create(slug=f"h{i}", title=f"H{i}", points=rng.randrange(1, 400))
         for i in range(8)
     ]
-    people = {
-        p.pk: p
-        for p in (make_programmer(f"coder{i:02}", country=rng.choice(COUNTRIES)) for i in range(48))
-    }
-    crowd = list(people.values())
     services.solves_import(
         solves=[
             (programmer, problem, NOW - dt.timedelta(seconds=rng.randrange(9 * 86400)))
@@ -161,6 +159,23 @@ def test_ranks_ranges_pages_and_group_records_equal_a_brute_force_past_the_bound
             for problem in rng.sample(problems, rng.randrange(1, 5))
         ]
     )
+    return problems
+
+
+def _crowd(rng: random.Random) -> dict[int, Programmer]:
+    made = (make_programmer(f"coder{i:02}", country=rng.choice(COUNTRIES)) for i in range(48))
+    return {p.pk: p for p in made}
+
+
+@pytest.mark.parametrize("bound", [3])  # 3 coarsens every order; 16 found no more
+def test_ranks_ranges_pages_and_group_records_equal_a_brute_force_past_the_bound(
+    mongodb, now, boards_of_every_kind, monkeypatch, bound
+):
+    _coarse(monkeypatch, bound)
+    rng = random.Random(bound)
+    people = _crowd(rng)
+    crowd = list(people.values())
+    problems = _history(rng, crowd)
     points, counts = boards_of_every_kind["all-time"], boards_of_every_kind["last-7-days"]
     check_board(points, TODAY, people, rng)
     assert max(root_shifts(points)) > 0  # the bound was passed: the roots count buckets
@@ -176,6 +191,35 @@ def test_ranks_ranges_pages_and_group_records_equal_a_brute_force_past_the_bound
         check_board(counts, day, people, rng)
     folds.journals_fold({slug: journals.journal_read(slug) for slug in ("all-time",)})
     check_board(points, TODAY, people, rng)
+
+
+def test_new_days_made_from_coarse_orders_equal_a_brute_force(
+    mongodb, now, boards_of_every_kind, monkeypatch
+):
+    """A week of points past the bound, its countries' histograms counting buckets: the days
+    made from the day before (each group's record before and after its members' moves read
+    from its order, not its histogram) rank as the log says, through solves in the last hour
+    and after midnight."""
+    _coarse(monkeypatch, 3)
+    rng = random.Random(7)
+    people = _crowd(rng)
+    week = boards_of_every_kind["last-7-days"]
+    week.metric = Board.POINTS
+    week.save()
+    problems = _history(rng, list(people.values()))
+    check_board(week, TODAY, people, rng)
+    assert max(root_shifts(week)) > 0
+    midnight = dt.datetime(2020, 1, 20, tzinfo=dt.UTC)  # TODAY + 1 begins (UTC)
+    for day in (TODAY + 1, TODAY + 2):
+        for moment in (midnight - dt.timedelta(minutes=30), midnight + dt.timedelta(minutes=30)):
+            with time_machine.travel(moment, tick=False):
+                for programmer in rng.sample(list(people.values()), 4):
+                    problem = rng.choice(problems)
+                    services.solve_record(programmer=programmer, problem=problem, solved_at=moment)
+        with time_machine.travel(midnight + dt.timedelta(hours=1), tick=False):
+            check_board(week, day, people, rng)
+            check_board(week, day - 1, people, rng)
+        midnight += dt.timedelta(days=1)
 
 
 # --- the largest documents, at the real bound (pure) ------------------------------------------

@@ -13,16 +13,22 @@ anybody reads them:
    nodes and sets, which both days share until either changes them (see `orders`). The
    ranklists are copied whole instead, as a group's record can stay the same for months and
    shared documents are pruned by age. A calendar period's first day starts empty;
-3. the programmers whose place the day changes are moved in the journal, as a batch would: on a
-   rolling window, those who solved on the day that leaves it, and on d itself (a judge's clock
-   may run ahead), found in the `solves` log by its index on `solved_at`; no scan of a board
-   and no job at midnight: the work is that of the programmers the day moves. Each moves from
-   what its order of d-1 held to what their placement says for d (`entries.day_moves`), so
-   the orders of every day up to the frontier hold each entry as placed (see `applier`). A few
-   hundred programmers a journal write, each saying how far the preparation got (``prep``), so
-   a preparation stopped anywhere is carried on by the next lease holder before it moves
-   anybody (a batch that moved a programmer on d-1 alone would leave their copy on d behind);
-4. the frontier moves to d, in the journal.
+3. the programmers whose place the day changes are moved in d's orders, **in one pass an order**:
+   on a rolling window, those who solved on the day that leaves it, and on d itself (a judge's
+   clock may run ahead), found in the `solves` log by its index on `solved_at`; no scan of a
+   board and no job at midnight. Each moves from what its order of d-1 held to what their
+   placement says for d (`entries.day_moves`), so the orders of every day up to the frontier
+   hold each entry as placed (see `applier`). Nobody reads d's orders before the frontier
+   reaches d, so the moves go straight into them, each order's sets read and written once
+   (`order_writes.manifests_move`), not through the journal (whose folds, a thousand
+   programmers each, would rewrite most sets of a large order again and again). The groups'
+   ranklists move first, from each group's histogram before and after its members' moves, then
+   the members' orders. Every root moved is marked with the journal's epoch, so a preparation
+   stopped anywhere is carried on by the next lease holder (before it moves anybody: a batch
+   that moved a programmer on d-1 alone would leave their copy on d behind), which skips the
+   orders marked and does the rest;
+4. the frontier moves to d, and the journal's epoch on, in one write: the roots moved hold the
+   epoch, which a journal part of it would be taken as laid in already.
 
 Whoever holds the lease prepares: the batches of solves in the last hour of a day, the repair
 task (beat, every few minutes) or, on a site where neither ran, the first read of the new day,
@@ -31,7 +37,7 @@ which waits for it (`reading`).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 
 from bson import Binary
@@ -49,12 +55,14 @@ from . import (
     lease,
     maths,
     moving,
+    order_documents,
     order_writes,
     orders,
     reading,
+    sets,
 )
 
-PREP_CHUNK = 256  # programmers a preparation moves a journal write
+MOVES_A_STEP = 50_000  # moves a step of the pass writes at most (orders are never split)
 
 
 def frontiers_catch_up(boards: Mapping[str, maths.Window | None]) -> dict[str, journals.Head]:
@@ -107,25 +115,98 @@ def day_prepare(board_slug: str, window: maths.Window, day: int) -> None:
     """Make a board's orders of `day` from those of the day before (see the module docstring),
     carrying on a preparation stopped midway."""
     journal = journals.journal_read(board_slug)
+    if any(journal.get("p", {}).values()) or journals.fold_first(journal):
+        journal = folds.journals_fold({board_slug: journal})[board_slug]
     prep = journal.get("prep") or {}
     copied = not window.starts_period(day)
     if prep.get("day") != day:
-        if any(journal.get("p", {}).values()) or journals.fold_first(journal):
-            journal = folds.journals_fold({board_slug: journal})[board_slug]
         if copied:
             _orders_copy(board_slug, day)
-        prep = {"day": day, "after": -1}
-    due = [pid for pid in _programmers_due(window, day) if pid > prep["after"]]
-    for start in range(0, len(due), PREP_CHUNK):
-        lease.keep()  # a day of many programmers takes several seconds
-        chunk = due[start : start + PREP_CHUNK]
-        by_part: dict[tuple[str, str], list[moving.Move]] = defaultdict(list)
-        for entry in entries.entries_placed(board_slug, chunk):
-            for place, move in entries.day_moves(entry, day, copied).items():
-                by_part[place].append(move)
-        progress = {"prep": {"day": day, "after": chunk[-1]}}
-        journal = folds.moves_record(board_slug, journal, by_part, progress)
-    journals.journal_write(board_slug, journal, {"frontier": day, "prep": None})
+        prep = {"day": day}
+        journal = journals.journal_write(board_slug, journal, {"prep": prep})
+    # A preparation begun before the pass moved its programmers up to `after` through the
+    # journal, folded above: the pass moves the others.
+    due = [pid for pid in _programmers_due(window, day) if pid > prep.get("after", -1)]
+    by_scope = _moves_of(board_slug, due, day, copied)
+    epoch, frontier = journal.get("epoch", 0), {board_slug: journal.get("frontier")}
+    ranklists = _ranklist_moves(board_slug, day, epoch, by_scope)
+    _pass(board_slug, day, epoch, ranklists, frontier)
+    _pass(board_slug, day, epoch, by_scope, frontier)
+    changes = {"frontier": day, "prep": None, "epoch": epoch + 1}
+    journals.journal_write(board_slug, journal, changes)
+
+
+def _moves_of(
+    board_slug: str, due: list[int], day: int, copied: bool
+) -> dict[str, list[moving.Move]]:
+    """{scope: moves} that make day `day`'s orders hold these programmers as placed."""
+    by_scope: dict[str, list[moving.Move]] = defaultdict(list)
+    for entry in entries.entries_placed(board_slug, due):
+        for (_day_key, scope), move in entries.day_moves(entry, day, copied).items():
+            by_scope[scope].append(move)
+    return by_scope
+
+
+def _pass(
+    board_slug: str,
+    day: int,
+    epoch: int,
+    by_scope: Mapping[str, list[moving.Move]],
+    frontier: dict[str, int | None],
+) -> None:
+    """Move day `day`'s orders of these scopes, each in one step of the pass (its sets read and
+    written once), orders together up to MOVES_A_STEP moves a step, the lease renewed between
+    steps; a root that holds `epoch` already (moved by a preparation stopped later) is left."""
+    step: dict[str, tuple[int, list[moving.Move]]] = {}
+    taken = 0
+    for scope, moves in sorted(by_scope.items(), key=lambda item: -len(item[1])):
+        if step and taken + len(moves) > MOVES_A_STEP:
+            lease.keep()
+            order_writes.manifests_move(step, frontier)
+            step, taken = {}, 0
+        step[orders.order_id(board_slug, str(day), scope)] = (epoch, moves)
+        taken += len(moves)
+    if step:
+        lease.keep()
+        order_writes.manifests_move(step, frontier)
+
+
+def _ranklist_moves(
+    board_slug: str, day: int, epoch: int, by_scope: Mapping[str, list[moving.Move]]
+) -> dict[str, list[moving.Move]]:
+    """{ranklist scope: moves} of the groups whose records the members' moves change: from each
+    group's order of `day` before its moves, and after them (laid over it in memory). Taken
+    before the members' orders move, so a preparation stopped between the two takes the same
+    moves again (a group whose order holds the epoch already was moved in its ranklist before)."""
+    grouped = [scope for scope in by_scope if groups.kind_of(scope)]
+    roots = _roots_of(board_slug, str(day), grouped)
+    moves: dict[str, list[moving.Move]] = defaultdict(list)
+    for scope in grouped:
+        root = roots[scope]
+        if root.folded >= epoch:
+            continue
+        pairs = [(move.old, move.new) for move in by_scope[scope]]
+        if root.shift:  # a histogram of buckets: the records from the order itself
+            old = reading.group_record(board_slug, str(day), scope, laid=(epoch, []))
+            new = reading.group_record(board_slug, str(day), scope, laid=(epoch, pairs))
+        else:
+            laid = Counter(root.histogram)
+            laid.update(journals.pairs_histogram(pairs))
+            old = groups.record(scope, root.histogram)
+            new = groups.record(scope, {score: n for score, n in laid.items() if n > 0})
+        if old != new:
+            kind = groups.kind_of(scope) or ""
+            moves[groups.ranklist_scope(kind)].append(moving.Move(old, new))
+    return moves
+
+
+def _roots_of(board_slug: str, day_key: str, scopes: list[str]) -> dict[str, sets.Manifest]:
+    """{scope: its root's histogram and the epoch it holds} on a board day ($in reads)."""
+    wanted = {orders.order_id(board_slug, day_key, scope): scope for scope in scopes}
+    fields = {**order_documents.HISTOGRAM, "folded": 1}
+    found = {doc["_id"]: doc for doc in orders.by_ids(orders.orders(), wanted, fields)}
+    decoded = {order: order_documents.manifest_decode(found.get(order)) for order in wanted}
+    return {scope: decoded[order] for order, scope in wanted.items()}
 
 
 def _orders_copy(board_slug: str, day: int) -> None:
