@@ -9,7 +9,7 @@ an arrow, a chart point and the profile agree with the board.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -99,12 +99,20 @@ def previous_day_comparable(board: Board, day: int) -> bool:
     return True
 
 
-def previous_ranks(*, board: Board, day: int, rows: list[selectors.Row], scope: str = ""):
+def previous_ranks(
+    *,
+    board: Board,
+    day: int,
+    rows: list[selectors.Row],
+    scope: str = "",
+    programmers: Mapping[int, Programmer] | None = None,
+):
     """{programmer id: rank} on the day before `day`, for these rows (None when not comparable).
 
     Rolling and calendar boards read it from the engine (the previous day's sums are its final
     board); all-time boards have one running total, so their previous day comes from the
-    recorded history (the day's last snapshot)."""
+    recorded history (the day's last snapshot). `programmers`: those of the rows, when read
+    already."""
     if not rows or not previous_day_comparable(board, day):
         return None
     if board.spec.is_all_time:
@@ -117,7 +125,8 @@ def previous_ranks(*, board: Board, day: int, rows: list[selectors.Row], scope: 
                 {"_id": {"$in": ids}}, {"programmer_id": 1, "rank": 1}
             )
         }
-    programmers = Programmer.objects.in_bulk([row.programmer_id for row in rows])
+    if programmers is None:
+        programmers = Programmer.objects.in_bulk([row.programmer_id for row in rows])
     places = places_of(board=board, day=day - 1, programmers=programmers.values(), scope=scope)
     return {pid: place.rank for pid, place in places.items()}
 
@@ -126,7 +135,9 @@ def board_moves(page: selectors.BoardPage, rows: list | None = None) -> list[Mov
     """The page's rows (or `rows`, the same rows already decorated) with their arrows: places
     moved since the previous day's final board."""
     rows = page.rows if rows is None else rows
-    before = previous_ranks(board=page.board, day=page.day, rows=rows, scope=page.scope)
+    before = previous_ranks(
+        board=page.board, day=page.day, rows=rows, scope=page.scope, programmers=page.programmers
+    )
     if before is None:
         return [MovedRow(row, 0, compared=False) for row in rows]
     return [

@@ -310,6 +310,7 @@ def _rows_html(
     date_query = "" if page.day == clock.today() else f"date={page.date}"
     context = {
         "rows": rows,
+        "people": page.programmers,
         "me": viewer,
         "date_query": date_query,
         "total": page.total,

@@ -9,7 +9,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from django.core.cache import cache
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from solutions import live, mongo, selectors, services
 from tests.conftest import NOW
@@ -178,3 +181,18 @@ def test_an_edit_of_a_board_shows_at_once(mongodb, now, boards, problems, alice)
     week.save()
     assert Client().get(BOARD).status_code == 404
     assert Client().get("/leaderboard/last-30-days/").status_code == 200
+
+
+def test_a_page_rendered_afresh_reads_its_programmers_from_sql_once(
+    mongodb, now, boards, problems, alice, bob
+):
+    """The rows' countries and organizations and their arrows (places the day before) come from
+    one read of the page's programmers, not one each."""
+    solve(alice, problems[0], NOW - dt.timedelta(days=1))
+    solve(bob, problems[0])
+    cache.clear()
+    with CaptureQueriesContext(connection) as queries:
+        response = Client().get(BOARD)
+    assert [handle for _rank, handle, _score, _me in rows(response)] == ["Alice", "bob"]
+    programmers = [q for q in queries.captured_queries if '"solutions_programmer"' in q["sql"]]
+    assert len(programmers) == 1, [q["sql"] for q in programmers]

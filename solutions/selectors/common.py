@@ -4,12 +4,13 @@ standing, and how a row's rank is told (shared by a score, or a place when ties 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 from dataclasses import dataclass, field
 
 from .. import leaderboard
 from ..leaderboard import encoding, entries
-from ..models import Board
+from ..models import Board, Programmer
 
 PAGE_SIZE = 25
 
@@ -45,6 +46,16 @@ class BoardPage(Paged):
     page: int
     page_size: int
     rows: list[Row] = field(default_factory=list)
+
+    @functools.cached_property
+    def programmers(self) -> dict[int, Programmer]:
+        """The programmers of the rows, read in one query for everything the page shows of them
+        (their countries and organizations, their places the day before)."""
+        return Programmer.objects.in_bulk([row.programmer_id for row in self.rows])
+
+    def __getstate__(self) -> dict:
+        # Cached without them: a page from the cache is rendered again only for a viewer on it.
+        return {name: value for name, value in self.__dict__.items() if name != "programmers"}
 
     @property
     def date(self) -> dt.date:

@@ -3,7 +3,7 @@ the problem titles of a submissions list. Each costs one SQL query for the whole
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,10 +50,13 @@ class Line:
 
 
 @register.simple_tag
-def board_lines(rows: Sequence, total: int | None = None) -> list[Line]:
-    """`{% board_lines rows total as lines %}`: the rows with their programmers, read in one
-    query."""
-    people = Programmer.objects.in_bulk({row.programmer_id for row in rows})
+def board_lines(
+    rows: Sequence, total: int | None = None, people: Mapping[int, Programmer] | None = None
+) -> list[Line]:
+    """`{% board_lines rows total people as lines %}`: the rows with their programmers, read in
+    one query unless given (`people`: a board page's, read once for all it shows)."""
+    if people is None:
+        people = Programmer.objects.in_bulk({row.programmer_id for row in rows})
     return [
         Line(row, people.get(row.programmer_id), rank_tier(row.at_or_above, total)) for row in rows
     ]
