@@ -93,14 +93,17 @@ FOLLOWING = "following"  # `?view=following`: the people the viewer follows, as 
 @require_safe
 def competition_standings(request: HttpRequest, slug: str) -> HttpResponse:
     """The standings page: the table (polled by activity/live.js while it can change), all of
-    it or (`?view=following`) the rows of the people the viewer follows."""
+    it or (`?view=following`) the rows of the people the viewer follows. While the competition
+    runs the table is the one its polls get, from the cache once per change (so the first poll
+    is a 304, and a page opened under load reads no attempt); once it has ended, the final
+    table."""
     competition = get_object_or_404(Competition, slug=slug)
     context = _page_context(request, competition)
-    context["view"] = _standings_view(request, competition)
     context["following"] = _following(request)
-    if not context["view"].final:
-        # The table as its polls will see it, so the first poll is a 304.
-        html = _table_html(request, competition, context["view"])
+    if competition.is_archived or competition.has_ended(timezone.now()):
+        context["view"] = _standings_view(request, competition)
+    else:
+        html = _table_html(request, competition)
         context["standings_html"] = mark_safe(html)  # rendered by our own template, escaped there
         live_url = reverse("competition_standings_live", args=[competition.slug])
         context["live_url"] = f"{live_url}?view={FOLLOWING}" if context["following"] else live_url

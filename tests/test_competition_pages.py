@@ -16,6 +16,7 @@ import time_machine
 from django.test import Client
 
 from activity.services.follows import follow_create
+from competitions import selectors as competition_selectors
 from competitions import services
 from competitions.tasks import archive_finished_competitions_task
 from tests.conftest import NOW
@@ -166,3 +167,25 @@ def test_log_in_to_take_part_is_a_link_back_to_the_competition(contest, alice):
     )
     # Signed in, nothing to log in to.
     assert "Log in to take part" not in logged_in(alice).get("/competitions/winter-cup/").text
+
+
+def test_the_standings_page_under_load_reads_the_attempts_once_per_change(
+    frozen, now, monkeypatch, alice, bob
+):
+    """Opened by many while the competition runs, the page's table is the one its polls get,
+    from the cache: the attempts are read and ranked once per change of the standings, for
+    everybody anonymous, and again after a new attempt."""
+    real, reads = competition_selectors.competition_live_rows, []
+
+    def counted(**kwargs):
+        reads.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(competition_selectors, "competition_live_rows", counted)
+    pages = [Client().get(STANDINGS) for _ in range(3)]
+    assert all(page.status_code == 200 for page in pages) and len(reads) == 1
+    assert handles(pages[0].content.decode()) == handles(pages[2].content.decode())
+    report("Charlie", "p1", 125)
+    # The standings' version is read through the cache for a few seconds.
+    now.shift(dt.timedelta(seconds=competition_selectors.CACHED_STANDINGS_VERSION_SECONDS + 1))
+    assert Client().get(STANDINGS).status_code == 200 and len(reads) == 2
