@@ -15,6 +15,10 @@ from . import mongo
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
+# A page's refusal or fault says which it is as the API's error code does in its body
+# (`solves_busy`, `rate_limited`, `storage_unavailable`), for a script or a load generator that
+# must tell a busy site shedding work from one that is down.
+ERROR_CODE_HEADER = "X-Error-Code"
 
 
 class PrivateWhenPersonalMiddleware:
@@ -58,4 +62,5 @@ class StorageUnavailableMiddleware:
         logger.warning("Storage unavailable on %s %s: %r", request.method, request.path, error)
         response = render(request, "503.html", status=503)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        response[ERROR_CODE_HEADER] = "storage_unavailable"
         return response

@@ -378,6 +378,7 @@ def test_a_page_answers_a_friendly_503_when_the_storage_is_out_of_reach(client, 
         response = client.get("/leaderboard/")
     assert response.status_code == 503
     assert response["Retry-After"]
+    assert response["X-Error-Code"] == "storage_unavailable"  # as the API's body says it
     assert "Back in a moment" in response.content.decode()
 
 

@@ -53,6 +53,7 @@ def test_the_eleventh_wrong_answer_in_a_minute_is_refused_with_429_and_not_recor
     refused = answer(guessing, "guess 11")
     assert refused.status_code == 429
     assert 0 < int(refused["Retry-After"]) <= 60
+    assert refused["X-Error-Code"] == "rate_limited"
     assert "Too many wrong answers to this problem (10 a minute): try again in" in refused.text
     assert answer(guessing, "7").status_code == 429  # even the right answer waits
     assert attempts_of(alice) == 10

@@ -110,6 +110,8 @@ def test_a_right_answer_past_the_bound_gets_a_message_and_is_not_recorded(answer
         refused = answering.post("/problems/p1/", {"answer": "7"})
     assert refused.status_code == 503
     assert refused["Retry-After"] == "1"
+    # A script tells it from an outage as the API's body tells it.
+    assert refused["X-Error-Code"] == "solves_busy"
     assert "yours was not recorded. Send it again in 1 second." in refused.text
     assert mongo.submissions().count_documents({"programmer_id": alice.pk}) == 0
     assert mongo.solves().count_documents({"programmer_id": alice.pk}) == 0

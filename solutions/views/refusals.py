@@ -8,6 +8,7 @@ from django.http import HttpResponse
 from django.template.loader import render_to_string
 
 from .. import limits, solve_slots
+from ..middleware import ERROR_CODE_HEADER
 
 
 def too_many_message(over: limits.Limited) -> str:
@@ -28,17 +29,20 @@ def too_many_response(over: limits.Limited, *, back: str) -> HttpResponse:
         message=too_many_message(over),
         back=back,
         retry_after=over.retry_after,
+        code="rate_limited",
     )
 
 
 def refused_response(
-    *, status: int, title: str, message: str, back: str, retry_after: int
+    *, status: int, title: str, message: str, back: str, retry_after: int, code: str
 ) -> HttpResponse:
-    """A form post refused before any work: a small page of its own with Retry-After, rendered
-    without the request (no context processor runs, nothing is read for it)."""
+    """A form post refused before any work: a small page of its own with Retry-After and the
+    API's error code for the same refusal (`ERROR_CODE_HEADER`), rendered without the request
+    (no context processor runs, nothing is read for it)."""
     context = {"title": title, "message": message, "back": back, "back_text": "Back"}
     response = HttpResponse(render_to_string("refused.html", context), status=status)
     response["Retry-After"] = str(retry_after)
+    response[ERROR_CODE_HEADER] = code
     return response
 
 
@@ -51,4 +55,5 @@ def busy_response(busy: solve_slots.SolvesBusy, *, back: str) -> HttpResponse:
         f"again in {busy.retry_after} second{'s' if busy.retry_after != 1 else ''}.",
         back=back,
         retry_after=busy.retry_after,
+        code="solves_busy",
     )
