@@ -253,16 +253,7 @@ def year_heatmap(
         f'fill="{MUTED}">{label}</text>'
         for row, label in WEEKDAY_LABELS.items()
     ]
-    day = first
-    while day <= last:
-        offset = (day - start).days
-        count = days.get(day, 0)
-        body.append(
-            f'<rect x="{HEAT_LEFT + offset // 7 * PITCH}" y="{HEAT_TOP + offset % 7 * PITCH}" '
-            f'width="{CELL}" height="{CELL}" rx="2" fill="{HEAT_LEVELS[heat_level(count)][2]}">'
-            f"<title>{day.isoformat()}: {_solves_label(count)}</title></rect>"
-        )
-        day += dt.timedelta(days=1)
+    body += _heat_cells(days, first, last, start)
     body += _heat_legend(width, grid_bottom + 8)
     solved, active = sum(days.values()), sum(1 for n in days.values() if n)
     description = (
@@ -278,6 +269,25 @@ def year_heatmap(
         f'<title id="{escape(chart_id)}-t">{escape(title)}</title>'
         f'<desc id="{escape(chart_id)}-d">{escape(description)}</desc>' + "".join(body) + "</svg>"
     )
+
+
+def _heat_cells(
+    days: dict[dt.date, int], first: dt.date, last: dt.date, start: dt.date
+) -> list[str]:
+    """A cell a day from `first` to `last`, a column a week from the Monday `start`, coloured by
+    the day's solves and titled with its date and count."""
+    cells = []
+    day = first
+    while day <= last:
+        offset = (day - start).days
+        count = days.get(day, 0)
+        cells.append(
+            f'<rect x="{HEAT_LEFT + offset // 7 * PITCH}" y="{HEAT_TOP + offset % 7 * PITCH}" '
+            f'width="{CELL}" height="{CELL}" rx="2" fill="{HEAT_LEVELS[heat_level(count)][2]}">'
+            f"<title>{day.isoformat()}: {_solves_label(count)}</title></rect>"
+        )
+        day += dt.timedelta(days=1)
+    return cells
 
 
 def _heat_months(first: dt.date, last: dt.date, start: dt.date) -> list[str]:

@@ -25,4 +25,5 @@ Its parts, one module each:
 - `on_redis`: the same reads and a forward-dated solve on Redis sorted sets (`--redis`).
 - `report`: the table and what is not the same at every size.
 - `run`: the sizes one after another.
+- `structure`: the order structure alone, in memory, at 1M to 100M members (`--structure`).
 """

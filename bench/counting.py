@@ -154,6 +154,45 @@ def measure(
     cache cleared); its commands, bytes and SQL queries are those of the last run (the same in
     every run but the warm-up, which fills the caches a process keeps), its CPU the mean of the
     timed runs (`before` included: a cache cleared costs the server nothing)."""
+    runs = _runs(counter, operation, repeat=repeat, before=before)
+    median, p95 = _median_and_p95(runs.times)
+    names = dict(runs.tally.names) | ({"sql": runs.queries} if runs.queries else {})
+    examined = documents_examined(runs.tally.finds)  # after the CPU is read: explain costs some
+    return Measure(
+        programmers,
+        name,
+        how,
+        names,
+        runs.tally.sent,
+        runs.tally.received,
+        median,
+        p95,
+        examined,
+        server_cpu=runs.server_cpu,
+        django_cpu=runs.django_cpu,
+    )
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """The timed runs of an operation: their times (milliseconds), the last one's commands and
+    SQL queries, and the CPU milliseconds a run, the server's and the bench's."""
+
+    times: list[float]
+    tally: Tally
+    queries: int
+    server_cpu: float | None
+    django_cpu: float
+
+
+def _runs(
+    counter: CommandCounter,
+    operation: Callable[[int], object],
+    *,
+    repeat: int,
+    before: Callable[[], object] | None,
+) -> _Runs:
+    """The warm-up run (attempt -1), then `repeat` timed ones, each after `before`."""
     times: list[float] = []
     cpu_start = None
     for attempt in range(-1, repeat):
@@ -170,22 +209,7 @@ def measure(
             times.append(elapsed)
     assert cpu_start is not None  # repeat >= 1
     server_cpu, django_cpu = cpu_start.per_operation(CpuReading.now(counter.server_pid), repeat)
-    median, p95 = _median_and_p95(times)
-    names = dict(tally.names) | ({"sql": queries} if queries else {})
-    examined = documents_examined(tally.finds)
-    return Measure(
-        programmers,
-        name,
-        how,
-        names,
-        tally.sent,
-        tally.received,
-        median,
-        p95,
-        examined,
-        server_cpu=server_cpu,
-        django_cpu=django_cpu,
-    )
+    return _Runs(times, tally, queries, server_cpu, django_cpu)
 
 
 def _median_and_p95(times: list[float]) -> tuple[float, float]:

@@ -14,6 +14,7 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 from django.utils import timezone
 
@@ -31,24 +32,21 @@ def bench_operations(
 ) -> dict[str, Callable[[int], object]]:
     """The operations to measure, for a programmer in the middle of the board (and `others`, one
     for each solve of another programmer)."""
+    return {
+        **_streak_operations(boards, programmer),
+        **_read_operations(board, programmer),
+        **_solve_operations(boards, programmer, others),
+        **_best_operations(boards, programmer),
+    }
+
+
+def _read_operations(board: Board, programmer: Programmer) -> dict[str, Callable[[int], object]]:
+    """The board's pages, the programmer's rank, neighbours, profile and year, the problems'
+    solvers and the groups ranked."""
     standing = selectors.programmer_standing(board=board, programmer=programmer)
     pages = max(1, math.ceil(standing.total / selectors.PAGE_SIZE))
     group = programmer.group_scopes()[0] if programmer.group_scopes() else ""
-
-    def solve(attempt: int) -> None:
-        problem = Problem(slug=f"bench-{attempt + 1}", points=50)  # a new problem every time
-        services.solve_record(programmer=programmer, problem=problem, solved_at=timezone.now())
-
-    def solve_by_another(attempt: int) -> None:
-        # Each solve moves somebody new into the journals, which fill and are folded into the
-        # manifests every few dozen programmers: the median is a solve, the p95 a fold.
-        problem = Problem(slug="bench-other", points=50)
-        another = others[(attempt + 1) % len(others)]
-        services.solve_record(programmer=another, problem=problem, solved_at=timezone.now())
-
-    counting_solves = [b for b in boards if not b.is_best]  # a best-score board counts scores
     return {
-        **_streak_operations(boards, programmer),
         "page 1": lambda _: selectors.board_page(board=board, page=1),
         "middle page": lambda _: selectors.board_page(board=board, page=max(1, pages // 2)),
         "last page": lambda _: selectors.board_page(board=board, page=pages),
@@ -70,9 +68,30 @@ def bench_operations(
             problem=Problem(slug=SOLVED_BY_ALL), page=max(1, math.ceil(standing.total / 100))
         ),
         "countries ranked": lambda _: selectors.group_ranklist(board=board, kind="country"),
+    }
+
+
+def _solve_operations(
+    boards: list[Board], programmer: Programmer, others: list[Programmer]
+) -> dict[str, Callable[[int], object]]:
+    """The programmer's solve of a new problem every time, and a solve by another programmer
+    each time (`others` in turn)."""
+
+    def solve(attempt: int) -> None:
+        problem = Problem(slug=f"bench-{attempt + 1}", points=50)  # a new problem every time
+        services.solve_record(programmer=programmer, problem=problem, solved_at=timezone.now())
+
+    def solve_by_another(attempt: int) -> None:
+        # Each solve moves somebody new into the journals, which fill and are folded into the
+        # manifests every few dozen programmers: the median is a solve, the p95 a fold.
+        problem = Problem(slug="bench-other", points=50)
+        another = others[(attempt + 1) % len(others)]
+        services.solve_record(programmer=another, problem=problem, solved_at=timezone.now())
+
+    counting_solves = [b for b in boards if not b.is_best]  # a best-score board counts scores
+    return {
         f"solve ({len(counting_solves)} boards)": solve,
         "solve, another each time": solve_by_another,
-        **_best_operations(boards, programmer),
     }
 
 
@@ -148,41 +167,67 @@ def mean_with_folds(
     busiest board's journal (a journal is folded when it is full: its `epoch` moves on; a streak
     board's moves only when a streak changes): commands, bytes and time per solve on average,
     the folds' included. Its note says how many solves, and how many folds each board made."""
-    names: Counter[str] = Counter()
-    sent = received = solves = 0
-    times: list[float] = []
     first = _epochs(boards)
-    server_cpu: float | None = 0.0
-    django_cpu = 0.0
-    while solves < MOST_SOLVES and max(_folds_since(first, boards).values(), default=0) < folds:
-        another = others[solves % len(others)]
-        problem = Problem(slug=f"bench-folds-{solves // len(others)}", points=50)
+    solves = _SolvesSum()
+    while (
+        solves.count < MOST_SOLVES and max(_folds_since(first, boards).values(), default=0) < folds
+    ):
+        another = others[solves.count % len(others)]
+        problem = Problem(slug=f"bench-folds-{solves.count // len(others)}", points=50)
+        solves.add(counter, programmer=another, problem=problem)
+    done = _folds_since(first, boards)
+    return solves.mean(
+        size,
+        note=f"{solves.count} solves, {min(done.values(), default=0)} to "
+        f"{max(done.values(), default=0)} folds a board",
+    )
+
+
+@dataclass
+class _SolvesSum:
+    """The solves `mean_with_folds` made so far: their commands, bytes, times and CPU."""
+
+    names: Counter[str] = field(default_factory=Counter)
+    sent: int = 0
+    received: int = 0
+    times: list[float] = field(default_factory=list)  # milliseconds, one a solve
+    server_cpu: float | None = 0.0  # None once a solve's is unknown
+    django_cpu: float = 0.0
+
+    @property
+    def count(self) -> int:
+        return len(self.times)
+
+    def add(self, counter: CommandCounter, *, programmer: Programmer, problem: Problem) -> None:
+        """One solve, counted and timed."""
         with counter.counting() as tally:
             cpu_start = CpuReading.now(counter.server_pid)  # the solve's alone, not the epochs'
             started = time.perf_counter()
-            services.solve_record(programmer=another, problem=problem, solved_at=timezone.now())
-            times.append((time.perf_counter() - started) * 1000)
+            services.solve_record(programmer=programmer, problem=problem, solved_at=timezone.now())
+            self.times.append((time.perf_counter() - started) * 1000)
             server, own = cpu_start.per_operation(CpuReading.now(counter.server_pid), 1)
-        server_cpu = None if server is None or server_cpu is None else server_cpu + server
-        django_cpu += own
-        names.update(tally.names)
-        sent, received, solves = sent + tally.sent, received + tally.received, solves + 1
-    done = _folds_since(first, boards)
-    times.sort()
-    return Measure(
-        size,
-        ANOTHER_EACH_TIME,
-        IN_PROCESS,
-        {name: n / solves for name, n in names.items()},
-        sent // solves,
-        received // solves,
-        statistics.median(times),
-        times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)],
-        note=f"{solves} solves, {min(done.values(), default=0)} to {max(done.values(), default=0)}"
-        " folds a board",
-        server_cpu=None if server_cpu is None else server_cpu / solves,
-        django_cpu=django_cpu / solves,
-    )
+        known = server is not None and self.server_cpu is not None
+        self.server_cpu = self.server_cpu + server if known else None
+        self.django_cpu += own
+        self.names.update(tally.names)
+        self.sent, self.received = self.sent + tally.sent, self.received + tally.received
+
+    def mean(self, size: int, *, note: str) -> Measure:
+        """The row: an average solve, and the median and 95th percentile of their times."""
+        solves, times = self.count, sorted(self.times)
+        return Measure(
+            size,
+            ANOTHER_EACH_TIME,
+            IN_PROCESS,
+            {name: n / solves for name, n in self.names.items()},
+            self.sent // solves,
+            self.received // solves,
+            statistics.median(times),
+            times[min(len(times) - 1, math.ceil(0.95 * len(times)) - 1)],
+            note=note,
+            server_cpu=None if self.server_cpu is None else self.server_cpu / solves,
+            django_cpu=self.django_cpu / solves,
+        )
 
 
 def _epochs(boards: list[Board]) -> dict[str, int]:

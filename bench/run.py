@@ -6,15 +6,15 @@ Why a module of its own: it is the bench's order of work, and what the tests cal
 
 from __future__ import annotations
 
-import itertools
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from django.core.management.base import CommandError
 
 from solutions import mongo, selectors
-from solutions.models import Board
+from solutions.models import Board, Programmer
 
 from .counting import CommandCounter, Measure
 from .in_process import in_process_measures
@@ -24,6 +24,21 @@ from .on_redis import redis_bench
 from .report import INGEST, progress_line
 from .seed import bench_seed, best_board, programmer_in_the_middle, scratch_database
 from .web import web_measures
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every size of a run is measured with."""
+
+    uri: str
+    repeat: int
+    report: Callable[[str], None]
+    redis_url: str | None
+    ingest: int
+    folds: int
+    counter: CommandCounter
+    board: Board  # the board measured
+    boards: list[Board]  # every board seeded, a best-score board among them
 
 
 def bench_run(
@@ -44,9 +59,8 @@ def bench_run(
     if board is None:
         raise CommandError("There are no boards to measure.")
     with best_board(list(Board.objects.all())) as boards:
-        return _sizes_run(
+        run = _Run(
             uri=uri,
-            sizes=sizes,
             repeat=repeat,
             report=report,
             redis_url=redis_url,
@@ -56,65 +70,66 @@ def bench_run(
             board=board,
             boards=boards,
         )
+        return _sizes_run(run, sizes)
 
 
-def _sizes_run(
-    *,
-    uri: str,
-    sizes: list[int],
-    repeat: int,
-    report: Callable[[str], None],
-    redis_url: str | None,
-    ingest: int,
-    folds: int,
-    counter: CommandCounter,
-    board: Board,
-    boards: list[Board],
-) -> list[Measure]:
-    best = next(b for b in boards if b.is_best)
+def _sizes_run(run: _Run, sizes: list[int]) -> list[Measure]:
     results: list[Measure] = []
     for size in sizes:
-        with scratch_database(uri, counter):
-            mongo.ensure_indexes([b.slug for b in boards])
-            started = time.perf_counter()
-            programmers = bench_seed(boards=boards, size=size, rng=random.Random(size))
-            report(f"Seeded {size:,} programmers in {time.perf_counter() - started:.1f} s.")
-            middle = programmer_in_the_middle(board=board, programmers=programmers)
-            redis_times = (
-                redis_bench(redis_url, board=board, size=size, repeat=repeat) if redis_url else {}
-            )
-            measures = itertools.chain(
-                in_process_measures(
-                    counter,
-                    board=board,
-                    boards=boards,
-                    programmers=programmers,
-                    middle=middle,
-                    repeat=repeat,
-                    redis_times=redis_times,
-                    folds=folds,
-                ),
-                web_measures(
-                    counter,
-                    board=board,
-                    programmers=programmers,
-                    middle=middle,
-                    repeat=repeat,
-                    best=best,
-                ),
-            )
-            for result in measures:
+        with scratch_database(run.uri, run.counter):
+            mongo.ensure_indexes([b.slug for b in run.boards])
+            for result in _size_measures(run, size):
                 results.append(result)
-                report(progress_line(result))
-            if ingest:
-                rate = ingest_through_api(uri, solves=ingest, report=report)
-                how = f"gunicorn, {INGEST_CLIENTS} clients"
-                results.append(Measure(size, INGEST, how, {}, 0, 0, rate, rate))
-                report(progress_line(results[-1]))
-            # Last: they move the orders' days past the real clock's (see `new_day`).
-            for result in new_day_measures(
-                counter, board=board, boards=boards, programmer=middle, size=size, repeat=repeat
-            ):
-                results.append(result)
-                report(progress_line(result))
+                run.report(progress_line(result))
     return results
+
+
+def _size_measures(run: _Run, size: int) -> Iterator[Measure]:
+    """Seed `size` programmers, then measure, each as it is done: in process, through HTTP, the
+    ingest through gunicorn (with `run.ingest`), and new days last."""
+    programmers, middle = _seeded(run, size)
+    redis_times = (
+        redis_bench(run.redis_url, board=run.board, size=size, repeat=run.repeat)
+        if run.redis_url
+        else {}
+    )
+    yield from in_process_measures(
+        run.counter,
+        board=run.board,
+        boards=run.boards,
+        programmers=programmers,
+        middle=middle,
+        repeat=run.repeat,
+        redis_times=redis_times,
+        folds=run.folds,
+    )
+    yield from web_measures(
+        run.counter,
+        board=run.board,
+        programmers=programmers,
+        middle=middle,
+        repeat=run.repeat,
+        best=next(b for b in run.boards if b.is_best),
+    )
+    if run.ingest:
+        rate = ingest_through_api(run.uri, solves=run.ingest, report=run.report)
+        how = f"gunicorn, {INGEST_CLIENTS} clients"
+        yield Measure(size, INGEST, how, {}, 0, 0, rate, rate)
+    # Last: they move the orders' days past the real clock's (see `new_day`).
+    yield from new_day_measures(
+        run.counter,
+        board=run.board,
+        boards=run.boards,
+        programmer=middle,
+        size=size,
+        repeat=run.repeat,
+    )
+
+
+def _seeded(run: _Run, size: int) -> tuple[list[Programmer], Programmer]:
+    """`size` programmers seeded on every board (the run told how long it took), and the one
+    in the middle of the measured board, whose reads and solves are measured."""
+    started = time.perf_counter()
+    programmers = bench_seed(boards=run.boards, size=size, rng=random.Random(size))
+    run.report(f"Seeded {size:,} programmers in {time.perf_counter() - started:.1f} s.")
+    return programmers, programmer_in_the_middle(board=run.board, programmers=programmers)

@@ -161,29 +161,8 @@ def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Pr
     measured in process only use their id, handle and groups."""
     midnight, elapsed = _today_so_far()
     now_day = services.solve_day(midnight)
-    organizations = max(1, size // ORGANIZATION_SIZE)
-    programmers = [
-        Programmer(
-            pk=SEED_IDS + n,
-            handle=f"bench{n:07d}",
-            country=rng.choice(COUNTRIES),
-            organization=f"Org {n % organizations}",
-        )
-        for n in range(size)
-    ]
-    solves = {
-        programmer.pk: [
-            {
-                "_id": f"{programmer.pk}-{n}",
-                "points": rng.choice([10, 20, 50, 100]),
-                # Inside the day `age` days ago, at a time of day today has reached: the same
-                # days, hence the same boards, whenever the bench runs.
-                "solved_at": midnight - dt.timedelta(days=age) + rng.random() * elapsed,
-            }
-            for n, age in enumerate([0] + [rng.randrange(10) for _ in range(rng.randrange(8))])
-        ]
-        for programmer in programmers
-    }
+    programmers = _programmers_made(size, rng)
+    solves = _solves_made(programmers, rng, midnight=midnight, elapsed=elapsed)
     scores = _scores_of(solves, rng) if any(board.is_best for board in boards) else {}
     for board in boards:
         computed = (
@@ -197,6 +176,44 @@ def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Pr
     # writing of gigabytes at a million does not fall inside the first measures.
     mongo.get_db().client.admin.command("fsync")
     return programmers
+
+
+def _programmers_made(size: int, rng: random.Random) -> list[Programmer]:
+    """`size` programmers (ids from SEED_IDS), most in a country, in organizations of about
+    ORGANIZATION_SIZE."""
+    organizations = max(1, size // ORGANIZATION_SIZE)
+    return [
+        Programmer(
+            pk=SEED_IDS + n,
+            handle=f"bench{n:07d}",
+            country=rng.choice(COUNTRIES),
+            organization=f"Org {n % organizations}",
+        )
+        for n in range(size)
+    ]
+
+
+def _solves_made(
+    programmers: list[Programmer],
+    rng: random.Random,
+    *,
+    midnight: dt.datetime,
+    elapsed: dt.timedelta,
+) -> dict[int, list[dict]]:
+    """{programmer id: their solves}: one today, then up to 7 more over the last 10 days."""
+    return {
+        programmer.pk: [
+            {
+                "_id": f"{programmer.pk}-{n}",
+                "points": rng.choice([10, 20, 50, 100]),
+                # Inside the day `age` days ago, at a time of day today has reached: the same
+                # days, hence the same boards, whenever the bench runs.
+                "solved_at": midnight - dt.timedelta(days=age) + rng.random() * elapsed,
+            }
+            for n, age in enumerate([0] + [rng.randrange(10) for _ in range(rng.randrange(8))])
+        ]
+        for programmer in programmers
+    }
 
 
 def _scores_of(solves: dict[int, list[dict]], rng: random.Random) -> dict[int, list[dict]]:

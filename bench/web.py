@@ -119,6 +119,9 @@ SCORE_RANGE = "score range (API)"
 SCORE_RANGE_QUERY = "min=1000&max=1500"  # sums of one to three best scores of 0 to 1,000
 
 
+Operation = tuple[str, str, Callable[[int], object]]  # name, how it is measured, the request
+
+
 def web_operations(
     visitor: Visitor,
     *,
@@ -126,19 +129,71 @@ def web_operations(
     programmer: Programmer,
     token: str,
     best: Board | None = None,
-) -> list[tuple[str, str, Callable[[int], object]]]:
+) -> list[Operation]:
     """(name, how it is measured, the request) of what users call most: a board's pages, a
     programmer's standing with neighbours and forecast, a profile, the groups ranked, a search,
     a judge's solve (a new problem each time, by the programmer in the middle), and on the
     best-score board `best` who scores in a range."""
+    operations = [
+        *_board_pages(visitor, board=board, programmer=programmer),
+        *_standings_and_search(visitor, board=board, programmer=programmer),
+        ("solve (API)", HTTP_UNCACHED, _solve(visitor, handle=programmer.handle, token=token)),
+    ]
+    if best is not None:
+        scores = f"/api/v1/boards/{best.slug}/scores?{SCORE_RANGE_QUERY}"
+        operations.append((SCORE_RANGE, HTTP_UNCACHED, _get(visitor, scores)))
+    return operations
+
+
+def _board_pages(visitor: Visitor, *, board: Board, programmer: Programmer) -> list[Operation]:
+    """The board's first page through the API and as the page (also from the cache), its middle
+    and last pages, and the first page of the programmer's country (or any country)."""
     pages = selectors.board_page(board=board, page=1).pages
+    api, page = f"/api/v1/boards/{board.slug}", f"/leaderboard/{board.slug}/"
+    country = str(programmer.country) or next(code for code in COUNTRIES if code)
+    return [
+        ("board page 1 (API)", HTTP_UNCACHED, _get(visitor, api)),
+        ("board page 1 (page)", HTTP_UNCACHED, _get(visitor, page)),
+        ("board page 1 (page, cached)", HTTP_CACHED, _get(visitor, page)),
+        ("middle page (API)", HTTP_UNCACHED, _get(visitor, f"{api}?page={max(1, pages // 2)}")),
+        ("last page (API)", HTTP_UNCACHED, _get(visitor, f"{api}?page={pages}")),
+        ("a country's page 1 (API)", HTTP_UNCACHED, _get(visitor, f"{api}?country={country}")),
+    ]
+
+
+def _standings_and_search(
+    visitor: Visitor, *, board: Board, programmer: Programmer
+) -> list[Operation]:
+    """The programmer's neighbours with forecast and profile, the groups ranked, and a search
+    by a prefix of the programmer's handle."""
     organizations = selectors.group_ranklist(board=board, kind="org").pages
     api, page = f"/api/v1/boards/{board.slug}", f"/leaderboard/{board.slug}/"
     handle = programmer.handle
-    country = str(programmer.country) or next(code for code in COUNTRIES if code)
+    middle_organizations = f"{api}/groups?kind=org&page={max(1, organizations // 2)}"
+    return [
+        (
+            "around me (4) with forecast (API)",
+            HTTP_UNCACHED,
+            _get(visitor, f"{api}/programmers/{handle}?around=4"),
+        ),
+        ("profile (page)", HTTP_UNCACHED, _get(visitor, f"/u/{handle}/")),
+        ("countries ranked (page)", HTTP_UNCACHED, _get(visitor, f"{page}?view=countries")),
+        ("countries ranked (API)", HTTP_UNCACHED, _get(visitor, f"{api}/groups?kind=country")),
+        ("organizations, middle page (API)", HTTP_UNCACHED, _get(visitor, middle_organizations)),
+        (
+            "prefix search (API)",  # 100 handles start with it: 20 listed, the rest counted
+            HTTP_UNCACHED,
+            _get(visitor, f"/api/v1/programmers?prefix={handle[:-2]}&board={board.slug}"),
+        ),
+    ]
 
-    def get(path: str) -> Callable[[int], object]:
-        return lambda _: visitor.get(path)
+
+def _get(visitor: Visitor, path: str) -> Callable[[int], object]:
+    return lambda _: visitor.get(path)
+
+
+def _solve(visitor: Visitor, *, handle: str, token: str) -> Callable[[int], object]:
+    """A judge's solve by `handle`, of a new problem at each attempt."""
 
     def solve(attempt: int) -> None:
         body = {
@@ -149,37 +204,7 @@ def web_operations(
         }
         visitor.post("/api/v1/solves", body, token=token)
 
-    operations = [
-        ("board page 1 (API)", HTTP_UNCACHED, get(api)),
-        ("board page 1 (page)", HTTP_UNCACHED, get(page)),
-        ("board page 1 (page, cached)", HTTP_CACHED, get(page)),
-        ("middle page (API)", HTTP_UNCACHED, get(f"{api}?page={max(1, pages // 2)}")),
-        ("last page (API)", HTTP_UNCACHED, get(f"{api}?page={pages}")),
-        ("a country's page 1 (API)", HTTP_UNCACHED, get(f"{api}?country={country}")),
-        (
-            "around me (4) with forecast (API)",
-            HTTP_UNCACHED,
-            get(f"{api}/programmers/{handle}?around=4"),
-        ),
-        ("profile (page)", HTTP_UNCACHED, get(f"/u/{handle}/")),
-        ("countries ranked (page)", HTTP_UNCACHED, get(f"{page}?view=countries")),
-        ("countries ranked (API)", HTTP_UNCACHED, get(f"{api}/groups?kind=country")),
-        (
-            "organizations, middle page (API)",
-            HTTP_UNCACHED,
-            get(f"{api}/groups?kind=org&page={max(1, organizations // 2)}"),
-        ),
-        (
-            "prefix search (API)",  # 100 handles start with it: 20 listed, the rest counted
-            HTTP_UNCACHED,
-            get(f"/api/v1/programmers?prefix={handle[:-2]}&board={board.slug}"),
-        ),
-        ("solve (API)", HTTP_UNCACHED, solve),
-    ]
-    if best is not None:
-        scores = f"/api/v1/boards/{best.slug}/scores?{SCORE_RANGE_QUERY}"
-        operations.append((SCORE_RANGE, HTTP_UNCACHED, get(scores)))
-    return operations
+    return solve
 
 
 def web_measures(

@@ -89,24 +89,25 @@ def submissions(request: HttpRequest, submission: SubmissionRequest) -> HttpResp
     unused. The body may be 64 KiB at most."""
     # Scoped apart from /solves, so one id may be used on both endpoints.
     key = f"submissions:{request.auth.pk}:{submission.id}"
-
-    def record() -> idempotency.Answer:
-        result = services.judge_submission_report(
-            key=key,
-            handle=submission.programmer,
-            problem_slug=submission.problem,
-            accepted=submission.verdict == "accepted",
-            submitted_at=submission.submitted_at,
-        )
-        return idempotency.Answer(status=201, body={"id": submission.id, "counted": result.counted})
-
     return idempotent_response(
         key=key,
         body_hash=body_fingerprint(request),
-        work=record,
+        work=lambda: _submission_answer(submission, key=key),
         rejected_code="submission_rejected",
         time_field="submitted_at",
     )
+
+
+def _submission_answer(submission: SubmissionRequest, *, key: str) -> idempotency.Answer:
+    """The verdict recorded under its idempotency key, and the answer stored for the key."""
+    result = services.judge_submission_report(
+        key=key,
+        handle=submission.programmer,
+        problem_slug=submission.problem,
+        accepted=submission.verdict == "accepted",
+        submitted_at=submission.submitted_at,
+    )
+    return idempotency.Answer(status=201, body={"id": submission.id, "counted": result.counted})
 
 
 def cell_json(cell: Cell | None) -> dict:

@@ -9,10 +9,12 @@ points Locust at it. The modules, in the order a run uses them:
 - ``seed``: the history (JSON Lines through ``import_solves``) and the site's setup, run inside
   Django.
 - ``stack``: the processes of the production stack, and the faults done to them.
-- ``locustfile``: who comes on contest day (viewers, judges, programmers, abusers) and the log
-  each of them keeps of what it sent and was told.
-- ``verdict``: the Jepsen-style checker. It recomputes every board and the standings by brute
-  force from that log alone and compares them with what the site serves.
+- ``locustfile``: who comes on contest day (viewers, judges, programmers, abusers), and
+  ``logbook``, the log they keep of what they sent and were told.
+- ``verdict``: the Jepsen-style checker, a package: ``truth`` (that log read), ``boards`` and
+  ``standings`` (each recomputed by brute force from the log alone and compared with what the
+  site serves), ``request_log`` (latency, errors, outages, throughput); the report and the
+  verdict in its ``__init__``.
 - ``proxy``: a TCP proxy that adds latency to every MongoDB round trip (the network of part 2).
 - ``contest_day``: the driver that runs all of it and prints the verdict line.
 """

@@ -7,7 +7,7 @@ Starts the stack (`stack.py`), seeds N programmers with a month of history throu
 minutes while the faults hit (MongoDB killed and back after 20 s, Redis restarted, a gunicorn
 worker killed, the Celery worker killed and restarted), finishes every report a judge had not
 been answered for (as a judge does, with the same id), then prints the report and, last, the
-verdict line (`verdict.py`). Exits non-zero unless nothing was lost or counted twice, no
+verdict line (`verdict/`). Exits non-zero unless nothing was lost or counted twice, no
 response was a 500 and every board and both views of the standings equal the brute force.
 
 Defaults come from CONTEST_DAY_MINUTES (10) and CONTEST_DAY_PROGRAMMERS (10,000). Everything the
@@ -32,6 +32,8 @@ import requests
 
 from . import browser, plan, verdict
 from .stack import Stack, Unavailable
+from .verdict.standings import check_standings
+from .verdict.truth import read_jsonl, truth_from_log
 
 ROOT = Path(__file__).resolve().parent.parent
 # When each fault hits, as a share of the load's length.
@@ -87,6 +89,28 @@ def run(stack: Stack, options: argparse.Namespace) -> int:
         flush=True,
     )
     stack.start()
+    world = _seeded_world(stack, options)
+    load_average = os.getloadavg()
+    _load(stack, world, options)
+    print("  the load is over; finishing what the judges left unanswered", flush=True)
+    _drain(world, run_dir)
+    _drain_forms(world, run_dir)
+    frozen = _frozen_view(world, run_dir)
+    _wait_until(world.time("competition_end") + dt.timedelta(seconds=2))
+    stack.python("loadtest.seed", str(run_dir), "released")  # the freeze's solves, on the boards
+    result = verdict.report(world, run_dir, frozen_view=frozen)
+    print(
+        f"\nMachine: {os.cpu_count()} cores, load average {load_average[0]:.1f} before the "
+        f"load and {os.getloadavg()[0]:.1f} after it."
+    )
+    print(result.line(), flush=True)
+    return 0 if result.passed else 1
+
+
+def _seeded_world(stack: Stack, options: argparse.Namespace) -> plan.World:
+    """The world seeded: the programmers and their history first, then, the site started, the
+    run and the competition scheduled from now and the competition seeded."""
+    run_dir = stack.run_dir
     now = dt.datetime.now(dt.UTC)
     world = plan.World(
         base_url=stack.base_url,
@@ -104,24 +128,11 @@ def run(stack: Stack, options: argparse.Namespace) -> int:
     stack.python("loadtest.seed", str(run_dir))
     print(f"  seeded in {time.monotonic() - seeded:.0f} s", flush=True)
     stack.start_site()
+    # Read back: the seed wrote what it made (the judges' tokens, the watchers) into the world.
     world = _schedule(plan.World.load(run_dir / "world.json"), options.minutes)
     world.save(run_dir / "world.json")
     stack.python("loadtest.seed", str(run_dir), "competition")
-    load_average = os.getloadavg()
-    _load(stack, world, options)
-    print("  the load is over; finishing what the judges left unanswered", flush=True)
-    _drain(world, run_dir)
-    _drain_forms(world, run_dir)
-    frozen = _frozen_view(world, run_dir)
-    _wait_until(world.time("competition_end") + dt.timedelta(seconds=2))
-    stack.python("loadtest.seed", str(run_dir), "released")  # the freeze's solves, on the boards
-    result = verdict.report(world, run_dir, frozen_view=frozen)
-    print(
-        f"\nMachine: {os.cpu_count()} cores, load average {load_average[0]:.1f} before the "
-        f"load and {os.getloadavg()[0]:.1f} after it."
-    )
-    print(result.line(), flush=True)
-    return 0 if result.passed else 1
+    return world
 
 
 def _schedule(world: plan.World, minutes: float) -> plan.World:
@@ -184,7 +195,7 @@ def _faults(stack: Stack, seconds: float, over: threading.Event) -> None:
 def _drain(world: plan.World, run_dir: Path) -> None:
     """Retry, with the same id and body, every report the judges sent and were never answered
     (the load stopped them mid-retry): a judge keeps trying until it is told."""
-    acks = verdict.read_jsonl(run_dir / "acks.jsonl")
+    acks = read_jsonl(run_dir / "acks.jsonl")
     answered = {r["body"]["id"] for r in acks if r["event"] in ("answered", "refused")}
     pending = {r["body"]["id"]: r for r in acks if r["event"] == "sent"}
     session = browser.behind_proxy(requests.Session(), "192.0.2.1")
@@ -226,7 +237,7 @@ def _drain(world: plan.World, run_dir: Path) -> None:
 def _drain_forms(world: plan.World, run_dir: Path) -> None:
     """Answer again, through the form, every right answer whose page the load cut off: the
     site either counts it now or says it already had (counted by the lost request)."""
-    acks = verdict.read_jsonl(run_dir / "acks.jsonl")
+    acks = read_jsonl(run_dir / "acks.jsonl")
     settled = {(r["handle"], r["problem"]) for r in acks if r["event"] == "form-accepted"}
     for sent in acks:
         pair = (sent.get("handle"), sent.get("problem"))
@@ -279,9 +290,9 @@ def _frozen_view(world: plan.World, run_dir: Path) -> list[str]:
             "frozen standings: not checked, the competition ended before the judges were "
             "all answered"
         ]
-    truth = verdict.truth_from_log(world, run_dir)
+    truth = truth_from_log(world, run_dir)
     session = browser.behind_proxy(requests.Session(), "192.0.2.1")
-    return verdict.check_standings(truth, world, session, final=False)
+    return check_standings(truth, world, session, final=False)
 
 
 def _wait_until(moment: dt.datetime) -> None:

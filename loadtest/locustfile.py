@@ -1,4 +1,4 @@
-"""Who comes on contest day, as Locust users, and the log they keep.
+"""Who comes on contest day, as Locust users.
 
 - `Viewer` (500): opens a board or the competition's standings and polls its live fragment as
   `live.js` does (every 3 s, `If-None-Match` with the last ETag); now and then opens a deep page,
@@ -10,83 +10,35 @@
 - `FormProgrammer` (50): signs up and answers problems through the HTML forms, CSRF and all.
 - `AnswerGuesser`, `SignupLooper`, `PasswordGuesser`: one abuser each.
 
-Every request goes to `requests.jsonl` (time, name, status, milliseconds, Retry-After), and every
-answer that acknowledges a solve or a verdict to `acks.jsonl`, as the load generator saw them:
-the verdict is computed from these files, never from the site's own figures. The site is
-reached as through the TLS proxy of a deployment: `X-Forwarded-Proto: https` and each simulated
-client's own address in `X-Forwarded-For` (addresses from the documentation ranges).
+Every request and every acknowledgement goes to the run's logbook (`logbook`, which the verdict
+reads), as the load generator saw them. The site is reached as through the TLS proxy of a
+deployment: `X-Forwarded-Proto: https` and each simulated client's own address in
+`X-Forwarded-For` (addresses from the documentation ranges).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import itertools
-import json
-import os
 import random
 import re
 import time
-from pathlib import Path
 
 import gevent
-from locust import HttpUser, between, constant, events, task
+from locust import HttpUser, between, constant, task
 
 from loadtest import browser, plan
+from loadtest.logbook import RUN_DIR, ack
 
-RUN_DIR = Path(os.environ.get("CONTEST_DAY_RUN_DIR", "var/contest-day"))
 WORLD = plan.World.load(RUN_DIR / "world.json")
 RUN_SECONDS = (WORLD.time("run_end") - WORLD.time("run_start")).total_seconds()
 TIMEOUT = 30  # seconds a request may take before the user counts it as dropped
-_requests_log = (RUN_DIR / "requests.jsonl").open("a", buffering=1)
-_acks_log = (RUN_DIR / "acks.jsonl").open("a", buffering=1)
 _addresses = itertools.count(1)
 _judges = itertools.count()
 _forms = itertools.count()
 LIVE_URL = re.compile(r'data-live-url="([^"]+)"')
 LIVE_ETAG = re.compile(r'data-live-etag="([^"]+)"')
 CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-
-
-def ack(record: dict) -> None:
-    _acks_log.write(json.dumps({"t": time.time(), **record}) + "\n")
-
-
-def _error_code(response) -> str | None:
-    """The API's error code of a refusal (`{"error": {"code": ...}}`), if it is one: the verdict
-    tells a busy site shedding solves (`solves_busy`) from one that is down."""
-    try:
-        return response.json()["error"]["code"]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
-
-
-@events.request.add_listener
-def log_request(
-    request_type,
-    name,
-    response_time,
-    response_length,
-    response=None,
-    exception=None,
-    start_time=None,
-    **_,
-):
-    status = getattr(response, "status_code", 0) or 0
-    headers = getattr(response, "headers", None) or {}
-    code = _error_code(response) if status == 503 else None
-    _requests_log.write(
-        json.dumps(
-            {
-                "t": start_time or time.time(),
-                "name": name,
-                "status": status,
-                "ms": round(response_time or 0, 2),
-                "retry_after": headers.get("Retry-After"),
-                **({"code": code} if code else {}),
-            }
-        )
-        + "\n"
-    )
 
 
 def client_address() -> str:
@@ -251,6 +203,7 @@ class Judge(SiteUser):
         }
 
     def post_until_answered(self, path: str, body: dict) -> None:
+        """Send the report, with the same id and body each time, until it is settled."""
         ack({"event": "sent", "path": path, "body": body})
         name = "POST " + path.rsplit("/", 1)[1]
         while True:
@@ -262,36 +215,31 @@ class Judge(SiteUser):
                 timeout=TIMEOUT,
                 catch_response=True,
             ) as response:
-                status = response.status_code
-                if status in (200, 201):
-                    ack(
-                        {
-                            "event": "answered",
-                            "path": path,
-                            "body": body,
-                            "status": status,
-                            "answer": response.json(),
-                        }
-                    )
+                if report_settled(path, body, response):
                     return
-                retry = status in (0, 429, 503) or (
-                    status == 409 and "request_in_progress" in (response.text or "")
-                )
-                if not retry:
-                    ack(
-                        {
-                            "event": "refused",
-                            "path": path,
-                            "body": body,
-                            "status": status,
-                            "answer": response.text[:500],
-                        }
-                    )
-                    response.failure(f"refused {status}")
-                    return
-                if status != 0:
-                    response.success()  # told to come back: not an error of the judge's
-            gevent.sleep(pause_for(response) if status else 1.0)
+            gevent.sleep(pause_for(response) if response.status_code else 1.0)
+
+
+def report_settled(path: str, body: dict, response) -> bool:
+    """Whether a judge's report is settled, logged as answered (200, 201) or refused (any other
+    refusal, a failure); not when the site said to come back (503, 429, 409 while the first
+    request with its id is in progress) or the connection dropped."""
+    status = response.status_code
+    if status in (200, 201):
+        answer = response.json()
+        ack({"event": "answered", "path": path, "body": body, "status": status, "answer": answer})
+        return True
+    retry = status in (0, 429, 503) or (
+        status == 409 and "request_in_progress" in (response.text or "")
+    )
+    if not retry:
+        answer = response.text[:500]
+        ack({"event": "refused", "path": path, "body": body, "status": status, "answer": answer})
+        response.failure(f"refused {status}")
+        return True
+    if status != 0:
+        response.success()  # told to come back: not an error of the judge's
+    return False
 
 
 class FormProgrammer(SiteUser):

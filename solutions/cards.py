@@ -118,16 +118,10 @@ def card_svg(card: Card, theme_name: str = DEFAULT_THEME) -> str:
         f"{card.handle}: {figure} {standing}; current streak {streak}; "
         f"{_plural(solved, 'solve')} in the last {WEEKS} weeks."
     )
-    handle_x = 16
-    parts = []
-    flag = _flag_data_uri(card.country_code) if card.country_code else ""
-    if flag:
-        parts.append(
-            f'<image x="16" y="17" width="24" height="16" href="{flag}" '
-            f'preserveAspectRatio="none"><title>{escape(card.country_name)}</title></image>'
-        )
-        handle_x = 48
-    parts += [
+    flag = _flag_image(card)
+    handle_x = 48 if flag else 16  # right of the flag
+    parts = [
+        *([flag] if flag else []),
         f'<text x="{handle_x}" y="32" font-size="20" font-weight="600" fill="{theme.ink}">'
         f"{handle}</text>",
         f'<text x="{WIDTH - 16}" y="32" font-size="20" font-weight="600" text-anchor="end" '
@@ -147,4 +141,15 @@ def card_svg(card: Card, theme_name: str = DEFAULT_THEME) -> str:
         f'<title id="card-title">{escape(summary)}</title>'
         f'<rect x="0.5" y="0.5" width="{WIDTH - 1}" height="{HEIGHT - 1}" rx="8" '
         f'fill="{theme.background}" stroke="{theme.border}"/>' + "".join(parts) + "</svg>\n"
+    )
+
+
+def _flag_image(card: Card) -> str:
+    """The flag of the programmer's country, its name as its title ("" without a country)."""
+    flag = _flag_data_uri(card.country_code) if card.country_code else ""
+    if not flag:
+        return ""
+    return (
+        f'<image x="16" y="17" width="24" height="16" href="{flag}" '
+        f'preserveAspectRatio="none"><title>{escape(card.country_name)}</title></image>'
     )

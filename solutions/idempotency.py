@@ -104,24 +104,8 @@ def _claim(requests: Collection, *, key: str, body_hash: str) -> Answer | None:
     body raises. Claims are timed by the server's clock (`$$NOW`), so a web machine whose clock
     is off neither takes over a claim in flight nor waits on a dead one."""
     while True:
-        try:
-            claimed = requests.update_one(
-                {"_id": key},
-                [
-                    {
-                        "$set": {
-                            "claimed_at": {"$ifNull": ["$claimed_at", "$$NOW"]},
-                            "body_hash": {"$ifNull": ["$body_hash", {"$literal": body_hash}]},
-                            "state": {"$ifNull": ["$state", PENDING]},
-                        }
-                    }
-                ],
-                upsert=True,
-            )  # changes nothing of a key claimed before
-            if claimed.upserted_id is not None:
-                return None
-        except DuplicateKeyError:
-            pass  # claimed by another request at the same moment
+        if _claim_insert(requests, key=key, body_hash=body_hash):
+            return None
         first = requests.find_one({"_id": key})
         if first is None:  # released between our write and our read: try again
             continue
@@ -129,20 +113,47 @@ def _claim(requests: Collection, *, key: str, body_hash: str) -> Answer | None:
             raise KeyReused(key)
         if first["state"] == DONE:
             return Answer(status=first["status"], body=first["answer"], replayed=True)
-        stale_ms = int(STALE_CLAIM.total_seconds() * 1000)
-        server_now = {"$toLong": "$$NOW"}
-        taken = requests.update_one(
-            {
-                "_id": key,
-                "state": PENDING,
-                "claimed_at": first["claimed_at"],
-                "$expr": {
-                    "$lte": [{"$toLong": "$claimed_at"}, {"$subtract": [server_now, stale_ms]}]
-                },
-            },
-            [{"$set": {"claimed_at": "$$NOW"}}],
-        )
-        if taken.modified_count == 1:
+        if _stale_claim_take_over(requests, key=key, claimed_at=first["claimed_at"]):
             return None
         if requests.find_one({"_id": key, "claimed_at": first["claimed_at"], "state": PENDING}):
             raise KeyInFlight(key)  # claimed less than STALE_CLAIM ago
+
+
+def _claim_insert(requests: Collection, *, key: str, body_hash: str) -> bool:
+    """Whether this request inserted the claim of a new `key`. One pipeline update with upsert:
+    it changes nothing of a key claimed before, so the first body's hash and time stay."""
+    try:
+        claimed = requests.update_one(
+            {"_id": key},
+            [
+                {
+                    "$set": {
+                        "claimed_at": {"$ifNull": ["$claimed_at", "$$NOW"]},
+                        "body_hash": {"$ifNull": ["$body_hash", {"$literal": body_hash}]},
+                        "state": {"$ifNull": ["$state", PENDING]},
+                    }
+                }
+            ],
+            upsert=True,
+        )
+    except DuplicateKeyError:
+        return False  # claimed by another request at the same moment
+    return claimed.upserted_id is not None
+
+
+def _stale_claim_take_over(requests: Collection, *, key: str, claimed_at: dt.datetime) -> bool:
+    """Whether this request took over the pending claim of `key` made at `claimed_at`, older
+    than STALE_CLAIM by the server's clock (the time compared so that of two requests taking
+    it over at once only one does)."""
+    stale_ms = int(STALE_CLAIM.total_seconds() * 1000)
+    server_now = {"$toLong": "$$NOW"}
+    taken = requests.update_one(
+        {
+            "_id": key,
+            "state": PENDING,
+            "claimed_at": claimed_at,
+            "$expr": {"$lte": [{"$toLong": "$claimed_at"}, {"$subtract": [server_now, stale_ms]}]},
+        },
+        [{"$set": {"claimed_at": "$$NOW"}}],
+    )
+    return taken.modified_count == 1

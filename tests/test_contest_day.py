@@ -21,8 +21,12 @@ import pytest
 from pymongo.errors import AutoReconnect
 
 from competitions import standings
-from loadtest import plan, verdict
+from loadtest import plan
 from loadtest.proxy import LatencyProxy
+from loadtest.verdict.boards import compare_board, expected_scores, shared_ranks
+from loadtest.verdict.request_log import endpoint_table, outage_windows
+from loadtest.verdict.standings import compare_standings, icpc_rows
+from loadtest.verdict.truth import Truth
 from solutions import mongo
 from tests.conftest import NOW
 from tests.services_available import require_postgres, require_redis
@@ -70,34 +74,34 @@ def test_the_checkers_icpc_standings_agree_with_the_sites_on_random_attempts(see
     attempts = random_attempts(seed)
     end = START + dt.timedelta(hours=3)
     for freeze in (None, START + dt.timedelta(hours=2)):
-        expected = verdict.icpc_rows(attempts, START, freeze, end)
+        expected = icpc_rows(attempts, START, freeze, end)
         served = served_like_the_site(attempts, freeze=freeze, end=end)
-        assert verdict.compare_standings("view", expected, served) == []
+        assert compare_standings("view", expected, served) == []
 
 
 def test_the_checker_notices_a_wrong_penalty_and_a_missing_row():
     attempts = random_attempts(7) + [("late", plan.CONTEST_PROBLEMS[0], True, START)]
     end = START + dt.timedelta(hours=3)
     served = served_like_the_site(attempts, freeze=None, end=end)
-    expected = verdict.icpc_rows(attempts, START, None, end)
+    expected = icpc_rows(attempts, START, None, end)
     served["rows"][0]["penalty"] += 20
     served["rows"] = [row for row in served["rows"] if row["handle"] != "late"]
-    differences = verdict.compare_standings("view", expected, served)
+    differences = compare_standings("view", expected, served)
     assert any("late" in difference for difference in differences)
     assert any("rank/solved/penalty" in difference for difference in differences)
 
 
 def test_the_checker_ranks_a_board_by_the_definition_and_notices_a_wrong_score():
-    truth = verdict.Truth(
+    truth = Truth(
         solve_day={("ann", "a"): 100, ("ann", "b"): 94, ("bob", "a"): 99, ("cid", "a"): 90},
         groups={"ann": ("BD", ""), "bob": ("BD", "Acme"), "cid": ("IN", "")},
     )
     week = {"slug": "w", "window": "rolling", "window_days": 7, "metric": "solved"}
-    assert verdict.expected_scores(truth, week, 100, ("everybody", "")) == {"ann": 2, "bob": 1}
-    assert verdict.expected_scores(truth, week, 101, ("country", "BD")) == {"ann": 1, "bob": 1}
-    assert verdict.shared_ranks({"ann": 2, "bob": 1, "cid": 1}) == {"ann": 1, "bob": 2, "cid": 2}
+    assert expected_scores(truth, week, 100, ("everybody", "")) == {"ann": 2, "bob": 1}
+    assert expected_scores(truth, week, 101, ("country", "BD")) == {"ann": 1, "bob": 1}
+    assert shared_ranks({"ann": 2, "bob": 1, "cid": 1}) == {"ann": 1, "bob": 2, "cid": 2}
     rows = [{"rank": 1, "handle": "ann", "score": 2}, {"rank": 2, "handle": "bob", "score": 2}]
-    assert verdict._compare(week, 100, ("everybody", ""), {"ann": 2, "bob": 1}, rows)
+    assert compare_board(week, 100, ("everybody", ""), {"ann": 2, "bob": 1}, rows)
 
 
 def test_a_busy_sites_refused_solves_do_not_stretch_an_outage_but_its_errors_do():
@@ -117,12 +121,10 @@ def test_a_busy_sites_refused_solves_do_not_stretch_an_outage_but_its_errors_do(
     busy = log(
         (121.0, 503, "storage_unavailable"), (124.0, 503, "solves_busy"), (128, 503, "solves_busy")
     )
-    assert verdict.outage_windows(busy, faults)[0]["normal"] == 121.0
+    assert outage_windows(busy, faults)[0]["normal"] == 121.0
     down = log((121.0, 503, "storage_unavailable"), (124.0, 503, None), (128.0, 0, None))
-    assert verdict.outage_windows(down, faults)[0]["normal"] == 128.0
-    table = "\n".join(
-        verdict.endpoint_table([r | {"name": "POST solves", "ms": 5} for r in busy], [])
-    )
+    assert outage_windows(down, faults)[0]["normal"] == 128.0
+    table = "\n".join(endpoint_table([r | {"name": "POST solves", "ms": 5} for r in busy], []))
     assert "| 3 (3; 2 busy) |" in table
 
 

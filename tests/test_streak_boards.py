@@ -22,7 +22,8 @@ from django.core.management import call_command
 from django.test import Client
 
 from activity import selectors as activity_selectors
-from loadtest import verdict
+from loadtest.verdict.boards import expected_scores
+from loadtest.verdict.truth import Truth
 from solutions import clock, leaderboard, mongo, selectors, services
 from solutions.leaderboard import entries, streaks
 from solutions.models import Board, Problem, Programmer
@@ -451,16 +452,16 @@ def test_the_api_serves_the_streak_boards_like_every_board(streaking, client):
 
 
 def test_the_contest_day_checker_computes_streaks_from_its_own_log():
-    truth = verdict.Truth(
+    truth = Truth(
         solve_day={("ann", "a"): 98, ("ann", "b"): 99, ("ann", "c"): 100, ("bob", "a"): 99},
         groups={"ann": ("BD", ""), "bob": ("IN", "")},
     )
     current = {"window": "rolling", "window_days": None, "metric": "streak"}
     longest = {"window": "all_time", "window_days": None, "metric": "streak"}
-    assert verdict.expected_scores(truth, current, 100, ("everybody", "")) == {"ann": 3, "bob": 1}
-    assert verdict.expected_scores(truth, current, 101, ("everybody", "")) == {"ann": 3}
-    assert verdict.expected_scores(truth, current, 102, ("everybody", "")) == {}
-    assert verdict.expected_scores(truth, longest, 102, ("country", "IN")) == {"bob": 1}
+    assert expected_scores(truth, current, 100, ("everybody", "")) == {"ann": 3, "bob": 1}
+    assert expected_scores(truth, current, 101, ("everybody", "")) == {"ann": 3}
+    assert expected_scores(truth, current, 102, ("everybody", "")) == {}
+    assert expected_scores(truth, longest, 102, ("country", "IN")) == {"bob": 1}
 
 
 # --- the demo ------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The structure bench (`bench/structure.py`): the order it builds from made-up sets
+"""The structure bench (`bench/structure/`): the order it builds from made-up sets
 really holds the members it claims, its documents are the ones the store writes, and a read
 touches the same documents at 10,240 and 204,800 members, and the same bytes up to a fuller node
 (and the histogram's few more scores). Small sizes: the whole file runs in about a second."""
@@ -11,7 +11,18 @@ from collections import Counter
 import bson
 import pytest
 
-from bench import structure as bench
+from bench.structure import Row, structure_bench, structure_table
+from bench.structure.documents import (
+    NODE_FIELDS,
+    ORDER,
+    PAGE_FIELDS,
+    bson_size,
+    node_document,
+    set_document,
+)
+from bench.structure.members import handle_at, key_at, record_at, scores_between
+from bench.structure.operations import PAGE_SIZE, moves_fold, page_read, place_read, random_moves
+from bench.structure.order import Order
 from solutions.leaderboard import encoding, order_documents, sets
 
 # Whole sets, so that every page reads sets of the same size at both: 20 sets, then 400 (a root
@@ -22,21 +33,21 @@ READS = ("page at offset 0", "page in the middle", "last page", "a member's plac
 
 @pytest.fixture(scope="module")
 def rows():
-    return bench.structure_bench([SMALL, LARGE], repeat=2)
+    return structure_bench([SMALL, LARGE], repeat=2)
 
 
 @pytest.fixture(scope="module")
 def large():
-    return bench.Order(LARGE)
+    return Order(LARGE)
 
 
-def row(rows, members: int, operation: str) -> bench.Row:
+def row(rows, members: int, operation: str) -> Row:
     (found,) = [r for r in rows if r.members == members and r.operation == operation]
     return found
 
 
 def test_the_table_has_every_operation_at_every_size(rows):
-    table = bench.structure_table(rows)
+    table = structure_table(rows)
     operations = [*READS, "histogram (a rank)", "one move", "fold of 1,024 moves"]
     operations.append("fold of 1,024 solves")
     for members in (SMALL, LARGE):
@@ -49,11 +60,11 @@ def test_a_read_touches_the_same_documents_at_both_sizes_and_bytes_up_to_a_fulle
     assert row(rows, SMALL, "page at offset 0").levels == 2
     assert row(rows, LARGE, "page at offset 0").levels == 2
     node = max(
-        bench.bson_size({f: d[f] for f in bench.NODE_FIELDS if f in d})
+        bson_size({f: d[f] for f in NODE_FIELDS if f in d})
         for doc_id, d in large.documents.items()
-        if doc_id != bench.ORDER
+        if doc_id != ORDER
     )
-    more_scores = len(bench.scores_between(0, LARGE)) - len(bench.scores_between(0, SMALL))
+    more_scores = len(scores_between(0, LARGE)) - len(scores_between(0, SMALL))
     for operation in READS:
         small_read, large_read = (row(rows, n, operation) for n in (SMALL, LARGE))
         assert large_read.reads == small_read.reads == 3, operation
@@ -86,65 +97,56 @@ def test_a_fold_of_solves_lists_who_left_a_set_instead_of_rewriting_it(rows):
 
 
 def test_the_order_holds_the_members_record_at_makes(large):
-    assert bench.page_read(large, 0) == [bench.record_at(n) for n in range(bench.PAGE_SIZE)]
-    first = encoding.Member.from_record(bench.page_read(large, 0)[0])
-    assert first == encoding.Member(bench.key_at(0), bench.handle_at(0), 1)
-    assert bench.page_read(large, LARGE - 3) == [
-        bench.record_at(n) for n in range(LARGE - 3, LARGE)
-    ]
+    assert page_read(large, 0) == [record_at(n) for n in range(PAGE_SIZE)]
+    first = encoding.Member.from_record(page_read(large, 0)[0])
+    assert first == encoding.Member(key_at(0), handle_at(0), 1)
+    assert page_read(large, LARGE - 3) == [record_at(n) for n in range(LARGE - 3, LARGE)]
     # A page across two nodes of level 0.
-    border = large.read(bench.ORDER).length(0) - 10
-    assert bench.page_read(large, border) == [
-        bench.record_at(n) for n in range(border, border + bench.PAGE_SIZE)
-    ]
+    border = large.read(ORDER).length(0) - 10
+    assert page_read(large, border) == [record_at(n) for n in range(border, border + PAGE_SIZE)]
     rng = random.Random(5)
     for n in rng.sample(range(LARGE), 20):
-        assert bench.place_read(large, bench.record_at(n)) == n
-    assert bench.place_read(large, bench.record_at(LARGE)) is None  # past the last: not listed
+        assert place_read(large, record_at(n)) == n
+    assert place_read(large, record_at(LARGE)) is None  # past the last: not listed
 
 
 def test_record_at_sorts_in_listing_order_and_its_separators_all_differ():
     members = sorted({*range(0, 3_000), *random.Random(1).sample(range(10**8), 3_000)})
-    records = [bench.record_at(n) for n in members]
+    records = [record_at(n) for n in members]
     assert records == sorted(records)
     assert len({encoding.separator(r) for r in records}) == len(records)
     for n in members[::97]:
-        assert (
-            records[members.index(n)]
-            == encoding.Member(bench.key_at(n), bench.handle_at(n), n + 1).record()
-        )
+        assert records[members.index(n)] == encoding.Member(key_at(n), handle_at(n), n + 1).record()
     scores = Counter(encoding.record_score(r) for r in records[:3_000])
-    assert scores == bench.scores_between(0, 3_000)
+    assert scores == scores_between(0, 3_000)
 
 
 def test_documents_are_as_big_as_the_store_writes_them(large):
-    root = large.read(bench.ORDER)
-    document = bench.node_document(bench.ORDER, root)
-    stored = bson.encode({"_id": bench.ORDER, **order_documents.manifest_document(root)})
-    assert bench.bson_size(document) == len(stored)
-    assert bench.bson_size(document) == len(bson.encode(document))
-    blob = bench.record_at(7) * 3
-    assert bench.bson_size(bench.set_document(2**61, 3, blob)) == len(
-        bson.encode(bench.set_document(2**61, 3, blob))
-    )
-    assert set(bench.PAGE_FIELDS) == {"_id", *order_documents.PAGE, "folded"}
-    assert set(bench.NODE_FIELDS) == set(bench.PAGE_FIELDS) - {"hist"}
+    root = large.read(ORDER)
+    document = node_document(ORDER, root)
+    stored = bson.encode({"_id": ORDER, **order_documents.manifest_document(root)})
+    assert bson_size(document) == len(stored)
+    assert bson_size(document) == len(bson.encode(document))
+    blob = record_at(7) * 3
+    assert bson_size(set_document(2**61, 3, blob)) == len(bson.encode(set_document(2**61, 3, blob)))
+    assert set(PAGE_FIELDS) == {"_id", *order_documents.PAGE, "folded"}
+    assert set(NODE_FIELDS) == set(PAGE_FIELDS) - {"hist"}
 
 
 def test_a_fold_moves_its_members_and_keeps_every_level_counted(large):
-    moves = bench.random_moves(large, random.Random(3), 300)
-    root = bench.moves_fold(large, moves)
+    moves = random_moves(large, random.Random(3), 300)
+    root = moves_fold(large, moves)
     assert root.total == LARGE
-    expected = Counter(bench.scores_between(0, LARGE))
+    expected = Counter(scores_between(0, LARGE))
     for move in moves:
         expected[encoding.record_score(move.old)] -= 1
         expected[encoding.record_score(move.new)] += 1
     assert root.histogram == {s: n for s, n in expected.items() if n}
     # The built order is left as it was: the next run starts from the same state.
-    assert large.read(bench.ORDER).histogram == bench.scores_between(0, LARGE)
+    assert large.read(ORDER).histogram == scores_between(0, LARGE)
 
 
 def test_past_four_million_members_a_node_counts_more_members_of_a_score_than_two_bytes_hold():
-    order = bench.Order(5_000_000)
+    order = Order(5_000_000)
     assert order.levels == 3
-    assert bench.place_read(order, bench.record_at(4_321_000)) == 4_321_000
+    assert place_read(order, record_at(4_321_000)) == 4_321_000

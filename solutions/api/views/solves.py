@@ -38,23 +38,24 @@ def solves(request: HttpRequest, solve: SolveRequest) -> HttpResponse:
     `solves_busy` with Retry-After, and nothing of it is recorded: send it again then."""
 
     key = f"{request.auth.pk}:{solve.id}"
-
-    def record() -> idempotency.Answer:
-        counted = services.solve_report(
-            handle=solve.programmer,
-            problem_slug=solve.problem,
-            solved_at=solve.solved_at,
-            points=solve.points,
-            score=solve.score,
-            request=key,
-        )
-        return idempotency.Answer(status=201, body={"id": solve.id, "counted": counted})
-
     with solve_slot():  # before the id is claimed: past the bound nothing is written (503)
         return idempotent_response(
             key=key,
             body_hash=body_fingerprint(request),
-            work=record,
+            work=lambda: _solve_answer(solve, key=key),
             rejected_code="solve_rejected",
             time_field="solved_at",
         )
+
+
+def _solve_answer(solve: SolveRequest, *, key: str) -> idempotency.Answer:
+    """The solve recorded under its idempotency key, and the answer stored for the key."""
+    counted = services.solve_report(
+        handle=solve.programmer,
+        problem_slug=solve.problem,
+        solved_at=solve.solved_at,
+        points=solve.points,
+        score=solve.score,
+        request=key,
+    )
+    return idempotency.Answer(status=201, body={"id": solve.id, "counted": counted})
