@@ -16,6 +16,8 @@ from pathlib import Path
 
 from locust import events
 
+from loadtest.verdict import request_log
+
 RUN_DIR = Path(os.environ.get("CONTEST_DAY_RUN_DIR", "var/contest-day"))
 _requests_log = (RUN_DIR / "requests.jsonl").open("a", buffering=1)
 _acks_log = (RUN_DIR / "acks.jsonl").open("a", buffering=1)
@@ -23,15 +25,6 @@ _acks_log = (RUN_DIR / "acks.jsonl").open("a", buffering=1)
 
 def ack(record: dict) -> None:
     _acks_log.write(json.dumps({"t": time.time(), **record}) + "\n")
-
-
-def _error_code(response) -> str | None:
-    """The API's error code of a refusal (`{"error": {"code": ...}}`), if it is one: the verdict
-    tells a busy site shedding solves (`solves_busy`) from one that is down."""
-    try:
-        return response.json()["error"]["code"]
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
 
 
 @events.request.add_listener
@@ -47,7 +40,7 @@ def log_request(
 ):
     status = getattr(response, "status_code", 0) or 0
     headers = getattr(response, "headers", None) or {}
-    code = _error_code(response) if status == 503 else None
+    code = request_log.error_code(response) if status == 503 else None
     _requests_log.write(
         json.dumps(
             {

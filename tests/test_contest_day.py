@@ -16,18 +16,24 @@ import sys
 import threading
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
+import requests
+from django.http import HttpResponse
 from pymongo.errors import AutoReconnect
 
 from competitions import standings
 from loadtest import plan
 from loadtest.proxy import LatencyProxy
 from loadtest.verdict.boards import compare_board, expected_scores, shared_ranks
-from loadtest.verdict.request_log import endpoint_table, outage_windows
+from loadtest.verdict.request_log import endpoint_table, error_code, outage_windows
 from loadtest.verdict.standings import compare_standings, icpc_rows
 from loadtest.verdict.truth import Truth
-from solutions import mongo
+from solutions import mongo, solve_slots
+from solutions.api import errors
+from solutions.leaderboard import reading
+from solutions.views import refusals
 from tests.conftest import NOW
 from tests.services_available import require_postgres, require_redis
 from tools.embedded_mongo import EmbeddedServer, free_port
@@ -128,6 +134,30 @@ def test_a_busy_sites_refused_solves_do_not_stretch_an_outage_but_its_errors_do(
     assert "| 3 (3; 2 busy) |" in table
 
 
+def received(response) -> requests.Response:
+    """A site's response as the load generator receives it (Locust's are `requests`')."""
+    answer = requests.Response()
+    answer.status_code, answer._content = response.status_code, response.content
+    answer.headers = requests.structures.CaseInsensitiveDict(response.headers)
+    return answer
+
+
+def test_the_load_generator_reads_the_answer_forms_busy_page_as_the_apis_busy_answer(
+    mongodb, now, client
+):
+    """The answer form's refusal past the solve slots is HTML: the load generator takes its code
+    from the page's header, so its busy 503s do not stretch an outage either (the Redis window
+    of the 74b07ef run was 72 s for that alone); a storage fault's page is told as one."""
+    page = refusals.busy_response(solve_slots.SolvesBusy(), back="/problems/p1/")
+    assert (page.status_code, error_code(received(page))) == (503, "solves_busy")
+    api = errors.error_response(503, "solves_busy", "busy", {"Retry-After": "1"})
+    assert error_code(received(api)) == "solves_busy"
+    with mock.patch.object(reading, "order_page", side_effect=AutoReconnect("lost")):
+        down = client.get("/leaderboard/")
+    assert (down.status_code, error_code(received(down))) == (503, "storage_unavailable")
+    assert error_code(received(HttpResponse("<h1>Bad gateway</h1>", status=502))) is None
+
+
 def test_a_board_page_answers_while_redis_is_down(settings, mongodb, client):
     """The cache misses instead of failing: a Redis restart on contest day answered 500s."""
     dead = f"redis://127.0.0.1:{free_port()}/0"
@@ -171,7 +201,6 @@ def test_a_storage_fault_answers_at_once_while_the_driver_knows_the_server_is_do
             mongo.set_client(None)
 
 
-@pytest.mark.slow
 def _echo_server() -> tuple[socket.socket, int]:
     """A TCP server on loopback that sends back whatever one connection sends it."""
     listener = socket.create_server(("127.0.0.1", 0))
@@ -209,6 +238,7 @@ def test_the_latency_proxy_adds_its_delay_once_per_round_trip_whatever_the_messa
     assert large < 2 * 0.2 + 1.0, large  # a delay per chunk would be 60 x 0.2 s or more
 
 
+@pytest.mark.slow
 def test_a_short_contest_day_loses_nothing_counts_nothing_twice_and_answers_no_500():
     """`make contest-day` in short: 2 minutes, 2,000 programmers, one fault of each kind."""
     require_postgres()

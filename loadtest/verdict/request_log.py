@@ -11,6 +11,21 @@ from pathlib import Path
 from .truth import read_jsonl
 
 BUSY = "solves_busy"  # the API's refusal of a solve past SOLVES_CONCURRENT_MAX: send it again
+
+
+def error_code(response) -> str | None:
+    """The site's error code of a refusal, as the load generator logs it: the API's (`{"error":
+    {"code": ...}}`) or a page's (its `X-Error-Code` header), so that the verdict tells a busy
+    site shedding solves (BUSY) from one that is down, whichever way the solve was sent."""
+    headers = getattr(response, "headers", None) or {}
+    if code := headers.get("X-Error-Code"):
+        return code
+    try:
+        return response.json()["error"]["code"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 NORMAL_AFTER_SECONDS = 5.0  # "answered normally again": this long without an error
 
 
