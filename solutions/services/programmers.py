@@ -19,6 +19,7 @@ from .. import holds, mongo, solvers
 from ..clock import today
 from ..leaderboard import applier, entries
 from ..models import Board, Problem, Programmer, handle_validator
+from .applied import orders_moved
 from .rebuilds import board_entry, board_windows, programmer_identity
 
 
@@ -136,6 +137,7 @@ def programmer_refresh_boards(*, programmer: Programmer) -> None:
         )
         documents[board.slug] = None if document is None else entries.applied_with(document, ids)
     # Its batch touches every board listed.
-    applier.entries_replace(programmer.pk, documents, boards=board_windows(boards))
+    boards_kept = board_windows(boards)
+    applier.entries_replace(programmer.pk, documents, boards=boards_kept, finish=orders_moved)
     # The problems' solver counts leave them out (or take them back) the same way.
     solvers.programmer_sync(programmer_id=programmer.pk, counted=programmer.on_boards)
