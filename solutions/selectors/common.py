@@ -8,7 +8,6 @@ import math
 from dataclasses import dataclass, field
 
 from .. import leaderboard
-from ..leaderboard import encoding, entries
 from ..models import Board
 
 PAGE_SIZE = 25
@@ -71,7 +70,7 @@ class Standing:
 
 
 def day_key(board: Board, day: int) -> str:
-    return entries.board_key(board.spec, day)
+    return leaderboard.day_key(board.spec, day)
 
 
 def rank_of(histogram: dict[int, int], score: int, position: int | None) -> int:
@@ -81,7 +80,7 @@ def rank_of(histogram: dict[int, int], score: int, position: int | None) -> int:
 
 
 def rows_ranked(
-    board: Board, members: list[encoding.Member], histogram: dict[int, int], first_offset: int
+    board: Board, members: list[leaderboard.Member], histogram: dict[int, int], first_offset: int
 ) -> list[Row]:
     """Board rows in listing order with their ranks: shared (from the histogram) or unique (by
     position)."""

@@ -1,6 +1,6 @@
 """What a batch that placed programmers in the orders finishes for the site (`orders_moved`, the
-finisher every write that waits for the orders hands to the engine: `applier.orders_catch_up`,
-`applier.entries_replace`): the solves and scored reports it placed marked applied in their
+finisher every write that waits for the orders hands to the engine: `leaderboard.pending_place`,
+`leaderboard.entries_replace`): the solves and scored reports it placed marked applied in their
 logs, and the live versions of the boards it moved bumped, in the batch's own command.
 
 The engine does not know what a tag means; a request tags its programmers with its solve's or
@@ -13,8 +13,7 @@ from __future__ import annotations
 from bson import ObjectId
 from pymongo import UpdateMany
 
-from .. import live, mongo
-from ..leaderboard import applier
+from .. import leaderboard, live, mongo
 
 SOLVE_TAG = "solve-"
 SCORE_TAG = "score-"
@@ -28,7 +27,7 @@ def score_tag(report_id: ObjectId) -> str:
     return f"{SCORE_TAG}{report_id}"
 
 
-def orders_moved(moved: applier.Moved) -> applier.Finish:
+def orders_moved(moved: leaderboard.Moved) -> leaderboard.Finish:
     """Finish the work of every request whose programmers a batch moved, once for the batch and
     before any of them answers: mark their solves and reports applied in the logs, and bump the
     live counters of the boards it moved (live pages see the changes on their next poll),
@@ -45,4 +44,4 @@ def orders_moved(moved: applier.Moved) -> applier.Finish:
         writes.append(UpdateMany(*applied, namespace=mongo.namespace(mongo.scores())))
     boards = sorted(moved.boards)
     writes += live.board_versions_writes(boards)
-    return applier.Finish(writes, then=lambda: live.board_versions_forget(boards))
+    return leaderboard.Finish(writes, then=lambda: live.board_versions_forget(boards))

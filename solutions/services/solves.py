@@ -23,7 +23,6 @@ from pymongo.errors import ClientBulkWriteException, DuplicateKeyError
 
 from .. import holds, leaderboard, mongo, solvers
 from ..clock import today
-from ..leaderboard import applier, entries
 from ..models import Board, Problem, Programmer
 from .applied import orders_moved, score_tag, solve_tag
 from .programmers import problem_get_or_register, programmer_get_or_register
@@ -225,7 +224,7 @@ def score_apply(report: dict, programmer: Programmer) -> None:
         mongo.scores().update_one({"_id": report["_id"]}, {"$set": {"applied": True}})
         return
     events = [
-        entries.SolveEvent(
+        leaderboard.SolveEvent(
             solve_id=str(report["_id"]),
             programmer_id=programmer.pk,
             handle=programmer.handle,
@@ -240,8 +239,8 @@ def score_apply(report: dict, programmer: Programmer) -> None:
     counts = [
         (board.slug, board.spec, event) for board, event in zip(counting, events, strict=True)
     ]
-    entries.entries_count_solve(counts, today())  # every board's entry in one command
-    applier.orders_catch_up(
+    leaderboard.solve_count(counts, today())  # every board's entry in one command
+    leaderboard.pending_place(
         [(board.slug, programmer.pk) for board in counting],
         tag=score_tag(report["_id"]),
         boards=board_windows(boards),
@@ -265,7 +264,7 @@ def solve_apply(solve: dict, programmer: Programmer, *, log: bool = False) -> No
         solvers.move_finish(solve)  # a retry's or the repair's: whichever step it stopped at
     moves = solvers.move_writes(solve) if counted and log else []
     try:
-        mongo.write_together([*log_write, *entries.count_writes(counts, today()), *moves])
+        mongo.write_together([*log_write, *leaderboard.solve_count_writes(counts, today()), *moves])
     except ClientBulkWriteException as error:
         if not mongo.only_duplicates(error):
             raise
@@ -277,7 +276,7 @@ def solve_apply(solve: dict, programmer: Programmer, *, log: bool = False) -> No
             mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
         return
     # The batch that moves them marks the solve applied (`orders_moved`).
-    applier.orders_catch_up(
+    leaderboard.pending_place(
         [(board.slug, programmer.pk) for board in boards],
         tag=solve_tag(solve["_id"]),
         boards=board_windows(every_board),
@@ -285,9 +284,9 @@ def solve_apply(solve: dict, programmer: Programmer, *, log: bool = False) -> No
     )
 
 
-def _solve_event(solve: dict, programmer: Programmer, board: Board) -> entries.SolveEvent:
+def _solve_event(solve: dict, programmer: Programmer, board: Board) -> leaderboard.SolveEvent:
     """A logged solve as a board counts it."""
-    return entries.SolveEvent(
+    return leaderboard.SolveEvent(
         solve_id=str(solve["_id"]),
         programmer_id=programmer.pk,
         handle=programmer.handle,
