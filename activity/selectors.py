@@ -18,7 +18,6 @@ from pymongo import DESCENDING
 
 from solutions import leaderboard, selectors
 from solutions.clock import today
-from solutions.leaderboard import days_kept
 from solutions.models import Board, Programmer
 
 from . import charts, mongo
@@ -92,7 +91,7 @@ class MovedRow:
 def previous_day_comparable(board: Board, day: int) -> bool:
     """Whether the day before has a board to compare with: kept, and (calendar boards) in the
     same period, so the first day of a month does not show everybody falling."""
-    if day - 1 < days_kept.history_from(today()):
+    if day - 1 < leaderboard.history_from(today()):
         return False
     if board.window in (leaderboard.WEEK, leaderboard.MONTH):
         return board.spec.start(day) < day

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
-from solutions import selectors, services
-from solutions.leaderboard import journals
+from solutions import leaderboard, selectors, services
 from solutions.models import Board, Problem, Programmer
 
 from .counting import IN_PROCESS, CommandCounter, Measure, measure
@@ -231,7 +230,7 @@ class _SolvesSum:
 
 
 def _epochs(boards: list[Board]) -> dict[str, int]:
-    return {board.slug: journals.journal_read(board.slug).get("epoch", 0) for board in boards}
+    return {board.slug: leaderboard.folds_done(board.slug) for board in boards}
 
 
 def _folds_since(first: dict[str, int], boards: list[Board]) -> dict[str, int]:

@@ -31,8 +31,6 @@ from django.utils import timezone
 from pymongo import MongoClient
 
 from solutions import leaderboard, mongo, selectors, services, solvers
-from solutions.leaderboard import rebuild
-from solutions.leaderboard.entries import from_solves
 from solutions.models import Board, Programmer
 from tools import embedded_mongo
 
@@ -169,7 +167,7 @@ def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Pr
             _entry_of(board, programmer, solves[programmer.pk], scores, now_day)
             for programmer in programmers
         )
-        rebuild.board_rebuild(board.slug, board.spec, computed, now_day, dry_run=False)
+        leaderboard.board_rebuild(board.slug, board.spec, computed, now_day, dry_run=False)
     _solvers_seed(programmers, solves)
     _logs_write(solves, scores)
     # Measured on a server that has written the seed out (`fsync`: a checkpoint), so that the
@@ -254,8 +252,8 @@ def _entry_of(
         )
         for s in scores[programmer.pk]
     ]
-    who = from_solves.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
-    entry = from_solves.entry_from_reports(board.spec, who, reports, now_day)
+    who = leaderboard.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
+    entry = leaderboard.entry_from_reports(board.spec, who, reports, now_day)
     return entry, [s["_id"] for s in scores[programmer.pk]]
 
 

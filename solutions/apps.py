@@ -12,14 +12,10 @@ class SolutionsConfig(AppConfig):
             checks,  # noqa: F401  (importing it registers the system checks)
             mongo,
             selectors,
-            services,
         )
-        from .leaderboard import applier
         from .models import Board
 
         mongo.indexes_declare(mongo.fixed_indexes)
-        # Every batch that moves the orders marks its solves applied before they can answer.
-        applier.on_batch_moved(services.orders_moved)
         # Pages keep the visible boards in the cache; an edit in the admin drops them.
         post_save.connect(selectors.boards_forget, sender=Board)
         post_delete.connect(selectors.boards_forget, sender=Board)

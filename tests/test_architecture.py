@@ -388,3 +388,125 @@ def test_no_test_module_imports_another():
             if parts[0] == "tests" and test_module and test_module != module:
                 found.add(f"{path.relative_to(ROOT)} imports {test_module}")
     assert found <= TEST_IMPORTS_LEFT, "\n".join(sorted(found - TEST_IMPORTS_LEFT))
+
+
+# --- the engine's front door ---------------------------------------------------------------------
+
+ENGINE_PACKAGE = f"{CORE}.leaderboard"
+# Everything outside the engine asks it through its front door (`solutions/leaderboard/__init__`).
+OUTSIDE_THE_ENGINE = (
+    CORE,
+    "accounts",
+    "activity",
+    "competitions",
+    "integrations",
+    "demo",
+    "leaderboard_site",
+    "loadtest",
+    "tools",
+    "bench",
+)
+# The one exception: `bench/structure.py` measures the order structure itself (sets, tree,
+# encoding, moves) at 1M to 100M members with no MongoDB, so it builds orders from the pure
+# modules behind the door; it may import those alone.
+BEHIND_THE_DOOR_ALLOWED = {
+    "bench.structure": {"encoding", "maths", "moving", "order_documents", "sets", "tree"},
+}
+
+
+def engine_submodules() -> set[str]:
+    """The names of the engine's modules and packages (`reading`, `entries`, `front`, ...)."""
+    return {
+        path.stem if path.is_file() else path.name
+        for path in ENGINE.iterdir()
+        if (path.suffix == ".py" and path.stem != "__init__")
+        or (path.is_dir() and (path / "__init__.py").exists())
+    }
+
+
+def modules_outside_the_engine() -> list[tuple[Path, str]]:
+    """(path, module) of every module outside the engine (a package's `__init__` named
+    `<package>.__init__`, as `imported_names` takes it), tests and migrations left out."""
+    found = []
+    for top in OUTSIDE_THE_ENGINE:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            if ENGINE in path.parents or "migrations" in path.relative_to(ROOT).parts:
+                continue
+            found.append((path, ".".join(path.relative_to(ROOT).with_suffix("").parts)))
+    return found
+
+
+def behind_the_door(source: str, module: str) -> list[tuple[int, str]]:
+    """(line, submodule) of every use of a module behind the engine's front door in the source:
+    imported (`from solutions.leaderboard import reading`, `from .leaderboard.entries import
+    ...`, `import solutions.leaderboard.applier`, inside functions too) or reached as an
+    attribute of the package (`leaderboard.reading.order_read`)."""
+    submodules = engine_submodules()
+    found = []
+    for line, name in imported_names(source, module):
+        parts = name.split(".")
+        if parts[:2] == ENGINE_PACKAGE.split(".") and len(parts) > 2 and parts[2] in submodules:
+            found.append((line, parts[2]))
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in submodules
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "leaderboard"
+        ):
+            found.append((node.lineno, node.attr))
+    return found
+
+
+def test_the_front_door_check_sees_every_way_behind_it_and_lets_the_door_through():
+    source = (
+        "from solutions import leaderboard\n"
+        "from solutions.leaderboard import Window, page\n"
+        "from solutions.leaderboard import reading\n"
+        "from ..leaderboard.days_kept import current_day\n"
+        "import solutions.leaderboard.applier\n"
+        "def late():\n"
+        "    from ..leaderboard.entries import from_solves\n"
+        "    return leaderboard.journals.journal_read('b'), leaderboard.page('b', '1', '', 0, 1)\n"
+    )
+    found = behind_the_door(source, "solutions.services.solves")
+    assert found == [
+        (3, "reading"),
+        (4, "days_kept"),
+        (5, "applier"),
+        (7, "entries"),
+        (8, "journals"),
+    ]
+    assert {"front", "reading", "entries", "applier"} <= engine_submodules()
+
+
+def test_the_modules_outside_the_engine_are_found():
+    modules = {module for _, module in modules_outside_the_engine()}
+    assert {"solutions.selectors.standings", "activity.services.history", "bench.seed"} <= modules
+    assert {"loadtest.verdict", "tools.solve_costs", "solutions.clock"} <= modules
+    assert not any(module.startswith(f"{ENGINE_PACKAGE}.") for module in modules)
+
+
+def test_nothing_outside_the_engine_goes_behind_its_front_door():
+    """Everybody asks the engine through its front door (`solutions.leaderboard`: a page, a
+    standing, a solve counted, what is pending placed, a rebuild, ... and the pure maths), never
+    a module behind it, so the engine can change behind the door without the site knowing
+    (issue 37). `bench/structure.py` alone builds orders from the pure modules it measures."""
+    offending = []
+    for path, module in modules_outside_the_engine():
+        allowed = BEHIND_THE_DOOR_ALLOWED.get(module, set())
+        offending += [
+            f"{path.relative_to(ROOT)}:{line} uses leaderboard.{submodule}"
+            for line, submodule in behind_the_door(path.read_text(), module)
+            if submodule not in allowed
+        ]
+    assert not offending, "\n".join(sorted(set(offending)))
+
+
+def test_the_bench_of_the_order_structure_still_needs_its_exception():
+    """The exception is as small as it can be: every module it allows is still used, and by
+    the bench of the order structure alone."""
+    for module, allowed in BEHIND_THE_DOOR_ALLOWED.items():
+        path = ROOT / Path(*module.split(".")).with_suffix(".py")
+        used = {submodule for _, submodule in behind_the_door(path.read_text(), module)}
+        assert used == allowed, module

@@ -15,7 +15,7 @@ import pytest
 import time_machine
 
 from solutions import clock, leaderboard, mongo, selectors, services
-from solutions.leaderboard import day_change, journals, order_writes
+from solutions.leaderboard import day_change, journals, lease, order_writes
 from solutions.models import Board, Problem, Programmer
 
 TZ = "Asia/Dhaka"  # UTC+6: the leaderboard's midnight is 18:00 UTC
@@ -111,6 +111,22 @@ def test_a_board_read_at_midnight_is_the_new_days_though_nobody_prepared_it(even
         assert frontier(week) == DAY + 1  # its first read waited for it to be made
         assert "Alice" in [handle for _, handle, _ in listed(week, DAY)]  # yesterday's final board
         every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+
+
+def test_a_read_that_prepares_the_day_leaves_whoever_is_pending_to_their_own_request(evening, bob):
+    """The reader prepares the day under the lease but places nobody pending: placing them is
+    finished by the requests that listed them (their solves marked applied, with the batch), so
+    it is for those requests, or the repair task, to do."""
+    boards, _ = evening
+    week = boards["last-7-days"]
+    waiting = lease.item(week.slug, bob.pk, "another-request")
+    lease.pending_add([waiting])
+    with time_machine.travel(at(DAY + 1, 0), tick=False):
+        assert [handle for _, handle, _ in listed(week, DAY + 1)] == ["charlie", "bob"]
+        assert frontier(week) == DAY + 1
+        assert waiting in lease.pending_now()[0]
+        services.solves_repair()
+        assert waiting not in lease.pending_now()[0]
 
 
 def test_the_first_solve_after_midnight_prepares_the_day_then_counts(evening, dave):

@@ -339,7 +339,8 @@ def test_a_solve_counted_while_another_request_moves_the_orders_is_listed(mongod
     with time_machine.travel(moment, tick=False):
         with mock.patch.object(applier, "_orders_apply", side_effect=our_count_lands_midway):
             solve_on(alice, first, moment)  # the other request
-        applier.orders_catch_up([(board.slug, alice.pk)])  # ours, waiting for the orders
+        # Ours, waiting for the orders.
+        applier.orders_catch_up([(board.slug, alice.pk)], finish=services.orders_moved)
         rows = selectors.board_page(board=board).rows
     assert [(row.handle, row.score) for row in rows] == [("Alice", 2)]
 

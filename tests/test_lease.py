@@ -101,7 +101,8 @@ def test_2500_programmers_pending_at_once_are_placed_in_bounded_batches(
         return writes
 
     monkeypatch.setattr(applier, "_orders_apply", apply_watched)
-    applier.orders_catch_up(boards={board.slug: board.spec for board in boards.values()})
+    windows = {board.slug: board.spec for board in boards.values()}
+    applier.orders_catch_up(boards=windows, finish=services.orders_moved)
     assert sum(batches) == 2500 and max(batches) == applier.BATCH_PROGRAMMERS
     assert largest_journal < 4 * 1024 * 1024
     assert lease.appliers().find_one({"_id": lease.LEASE})["pending"] == []

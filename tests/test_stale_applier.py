@@ -105,9 +105,9 @@ def in_another_process(requests: set[threading.Thread]):
     lease), the others leave their programmers listed as pending."""
     real = applier.orders_catch_up
 
-    def catch_up(wanted=(), *, tag: str = "", boards=None) -> None:
+    def catch_up(wanted=(), *, tag: str = "", boards=None, finish) -> None:
         if threading.current_thread() not in requests:
-            return real(wanted, tag=tag, boards=boards)
+            return real(wanted, tag=tag, boards=boards, finish=finish)
         token = secrets.token_hex(8)
         listed = sorted({lease.item(slug, pid, tag or token) for slug, pid in wanted})
         for _attempt in range(3):  # as `applier._drive` does, which waits on after a conflict
@@ -115,7 +115,7 @@ def in_another_process(requests: set[threading.Thread]):
             if not holder:
                 return
             with contextlib.suppress(orders.OrdersConflict):
-                return applier._batch_move(token, pending, dict(boards or {}))
+                return applier._batch_move(token, pending, dict(boards or {}), finish)
 
     with mock.patch.object(applier, "orders_catch_up", catch_up):
         yield

@@ -12,7 +12,6 @@ from pymongo import UpdateOne
 from solutions import leaderboard, live
 from solutions import selectors as board_selectors
 from solutions.clock import today
-from solutions.leaderboard import days_kept, reading
 from solutions.models import Board
 
 from .. import mongo, selectors
@@ -33,12 +32,12 @@ def history_record(*, board: Board, day: int) -> int:
     """Record every programmer's rank on the board of `day`: one pass over the board in order
     (ranks by position, shared ones by score), written in batches. Returns how many."""
     key = board_selectors.day_key(board, day)
-    total = leaderboard.board_total(reading.histogram_read(board.slug, key))
+    total = leaderboard.board_total(leaderboard.histogram(board.slug, key))
     expires = dt.datetime.combine(
         leaderboard.day_to_date(day + settings.ACTIVITY_HISTORY_DAYS), dt.time(), tzinfo=dt.UTC
     )
     operations, position, rank, previous_score = [], 0, 0, None
-    for member in reading.members_in_order(board.slug, key):
+    for member in leaderboard.walk(board.slug, key):
         score = member.score
         position += 1
         if board.ties == Board.UNIQUE or score != previous_score:
@@ -89,7 +88,7 @@ def history_snapshot(*, board: Board) -> HistoryReport:
         if not board.spec.is_all_time:
             first = max(
                 state.get("final_day", now_day - selectors.CHART_DAYS) + 1,
-                days_kept.history_from(now_day),
+                leaderboard.history_from(now_day),
             )
             report.days += list(range(first, now_day))
         if state.get("version") != version or state.get("day") != now_day:

@@ -62,8 +62,8 @@ class OrdersBehind(ExecutionTimeout):
 
 @dataclass(frozen=True)
 class Moved:
-    """What a batch moved, for its finishers (`on_batch_moved`): the boards, and the tags of
-    whoever listed the programmers (see `orders_catch_up`)."""
+    """What a batch moved, for its caller's finisher: the boards, and the tags of whoever listed
+    the programmers (see `orders_catch_up`)."""
 
     boards: frozenset[str]
     tags: frozenset[str]
@@ -79,18 +79,19 @@ class Finish:
     then: Callable[[], object] = lambda: None
 
 
-# What every batch does once its moves are written (`on_batch_moved`).
-_BATCH_FINISHERS: list[Callable[[Moved], Finish]] = []
+Finisher = Callable[[Moved], Finish]
+"""What the caller does with what a batch moved (`finish(moved)`), handed in by the caller that
+drives the batch: its writes go in the batch's last command, before the lease is given back and
+the batch's programmers leave the pending list, so whatever a request needs done once its
+programmers moved (its solve marked applied) is written before any request of the batch can
+answer. A batch whose writes fail leaves them all pending; the next batch moves them again
+(nothing changes) and finishes them. (A value returned after the batch would be written in a
+command of its own, after the lease is given back: a request of another process could answer
+before it.)"""
 
 
-def on_batch_moved(finish: Callable[[Moved], Finish]) -> None:
-    """Have `finish(moved)` add its writes to every batch that moves the orders, written before
-    the lease is given back and the batch's programmers leave the pending list: whatever a
-    request needs done once its programmers moved (its solve marked applied) is done before any
-    request of the batch can answer. A batch whose writes fail leaves them all pending; the
-    next batch moves them again (nothing changes) and finishes them."""
-    if finish not in _BATCH_FINISHERS:
-        _BATCH_FINISHERS.append(finish)
+def _nothing_to_finish(moved: Moved) -> Finish:
+    return Finish([])
 
 
 # This process's requests waiting for the orders; a storage fault of their driver fails them all.
@@ -103,7 +104,11 @@ keeps, see `day_change`)."""
 
 
 def orders_catch_up(
-    wanted: Iterable[tuple[str, int]] = (), *, tag: str = "", boards: Boards | None = None
+    wanted: Iterable[tuple[str, int]] = (),
+    *,
+    tag: str = "",
+    boards: Boards | None = None,
+    finish: Finisher,
 ) -> None:
     """Bring the orders up to date with the entries of these (board slug, programmer id) pairs
     (only everything pending when empty). They are listed as pending, and whoever holds the
@@ -113,8 +118,8 @@ def orders_catch_up(
     (`turns`): one of them lists them all, takes the lease and looks at the applier document
     for all of them.
 
-    `tag` marks this request's programmers in the batch (a solve's id, say): the batch's
-    finishers (`on_batch_moved`) do the work of every request in it at once. `boards`: the
+    `tag` marks this request's programmers in the batch (a solve's id, say): `finish` (see
+    `Finisher`) does the work of every request in each batch at once. `boards`: the
     boards whose days every batch first prepares (`day_change`), with those of the pending
     programmers. Raises `OrdersBehind` when they are still pending after APPLY_WAIT_SECONDS:
     the next holder or the repair task moves them."""
@@ -125,12 +130,12 @@ def orders_catch_up(
         # Everybody pending, a batch at a time while the lease is free (with nobody pending, a
         # batch prepares the boards' days alone).
         holder, pending = lease.take(token, [])
-        while holder and set(pending) - set(_batch_move(token, pending, boards)):
+        while holder and set(pending) - set(_batch_move(token, pending, boards, finish)):
             holder, pending = lease.take(token, [])
         return
     items = frozenset(lease.item(slug, pid, tag or token) for slug, pid in wanted)
     me = turns.Waiter(items, time.monotonic() + APPLY_WAIT_SECONDS)
-    _TURNS.wait(me, lambda me: _drive(token, me, boards))
+    _TURNS.wait(me, lambda me: _drive(token, me, boards, finish))
     if not me.settled:
         raise OrdersBehind(f"the orders did not take {len(items)} moves in time")
 
@@ -140,7 +145,9 @@ def day_wait(board_slug: str, day: int) -> None:
     free (see `day_change`): the first read of a day that no holder prepared before midnight
     (no solve and no repair task in its last hour). Raises `OrdersBehind` after
     APPLY_WAIT_SECONDS. A day past the frontier wanted now has no orders to wait for: its sums
-    are only a forecast."""
+    are only a forecast. The reader prepares the day and places nobody pending: what placing
+    them finishes (`Finisher`) is for the requests that listed them, which move them once the
+    lease is free."""
     if day > days_kept.frontier_wanted():
         raise ValueError(f"day {day} of {board_slug} is a forecast: it has no orders yet")
     deadline = time.monotonic() + APPLY_WAIT_SECONDS
@@ -149,7 +156,7 @@ def day_wait(board_slug: str, day: int) -> None:
         token = secrets.token_hex(8)
         holder, pending = lease.take(token, [])
         if holder:
-            _batch_move(token, pending, {board_slug: None})
+            _batch_move(token, [], {board_slug: None}, _nothing_to_finish)
         head = journals.journal_heads([board_slug])[board_slug]
         if head.frontier is None or head.frontier >= day:
             return
@@ -159,7 +166,7 @@ def day_wait(board_slug: str, day: int) -> None:
         pause = min(pause * 1.5, APPLY_POLL_SECONDS[1])
 
 
-def _drive(token: str, me: turns.Waiter, boards: Boards) -> None:
+def _drive(token: str, me: turns.Waiter, boards: Boards, finish: Finisher) -> None:
     """Drive for every request of this process waiting for the orders, until `me` is settled or
     out of time: list them (taking the lease if it is free), move everybody pending while
     holding it, a batch at a time, and otherwise look every few dozen milliseconds which of
@@ -177,7 +184,7 @@ def _drive(token: str, me: turns.Waiter, boards: Boards) -> None:
             _TURNS.mark_listed(waiting)
             if holder:
                 try:
-                    moved = set(_batch_move(token, pending, boards))
+                    moved = set(_batch_move(token, pending, boards, finish))
                 except orders.OrdersConflict:
                     pass  # an applier that outlived its lease wrote first: all stay pending
                 else:
@@ -190,10 +197,10 @@ def _drive(token: str, me: turns.Waiter, boards: Boards) -> None:
         take = free or any(not w.listed for w in _TURNS.unsettled())
 
 
-def _batch_move(token: str, pending: list[str], boards: Boards) -> list[str]:
+def _batch_move(token: str, pending: list[str], boards: Boards, finish: Finisher) -> list[str]:
     """As the lease holder, prepare the boards' days (`day_change`), move the first
-    BATCH_PROGRAMMERS programmers pending, finish the batch (`on_batch_moved`) and give the
-    lease back; returns the pending items it moved."""
+    BATCH_PROGRAMMERS programmers pending, finish the batch (`finish(moved)`, written with it)
+    and give the lease back; returns the pending items it moved."""
     batch = _batch_of(pending)
     items = [lease.item_parts(item) for item in batch]
     moved = Moved(frozenset(board for board, *_ in items), frozenset(tag for *_, tag in items))
@@ -201,15 +208,14 @@ def _batch_move(token: str, pending: list[str], boards: Boards) -> list[str]:
         heads = day_change.frontiers_catch_up({**dict.fromkeys(moved.boards), **boards})
         lease.keep()
         writes = _orders_apply({(board, pid) for board, pid, _tag in items}, heads)
-        finished = [finish(moved) for finish in _BATCH_FINISHERS]
-        writes += [write for end in finished for write in end.writes]
+        finished = finish(moved)
+        writes += finished.writes
         _batch_write([*writes, lease.release_write(token, batch)])
     except BaseException:
         # Everything stays pending for the next holder; after a fault, give up in bounded time.
         mongo.cleanup(lambda: lease.release(token, None))
         raise
-    for end in finished:
-        end.then()
+    finished.then()
     return batch
 
 
@@ -325,7 +331,11 @@ def _batch_moves(
 
 
 def entries_replace(
-    programmer_id: int, documents: dict[str, dict | None], boards: Boards | None = None
+    programmer_id: int,
+    documents: dict[str, dict | None],
+    boards: Boards | None = None,
+    *,
+    finish: Finisher,
 ) -> None:
     """Set a programmer's entries ({board slug: entry computed from their solves, None: off the
     board}), keeping what the orders hold, then bring the orders along (only this programmer
@@ -334,4 +344,4 @@ def entries_replace(
     marker = secrets.token_hex(8)
     lease.pending_add([lease.item(slug, programmer_id, marker) for slug in documents])
     entries.entries_set(programmer_id, documents)
-    orders_catch_up([(slug, programmer_id) for slug in documents], boards=boards)
+    orders_catch_up([(slug, programmer_id) for slug in documents], boards=boards, finish=finish)

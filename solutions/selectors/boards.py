@@ -13,7 +13,6 @@ from django.db.models import QuerySet
 
 from .. import leaderboard
 from ..clock import today
-from ..leaderboard import days_kept, encoding, reading
 from ..models import Board
 from .common import PAGE_SIZE, BoardPage, day_key, rows_ranked
 
@@ -60,18 +59,16 @@ def board_page(
     (two `_id` reads at any offset and any size)."""
     day = today() if day is None else day
     offset = (page - 1) * page_size
-    histogram, members = reading.order_page(
-        board.slug, day_key(board, day), scope, offset, page_size
-    )
+    found = leaderboard.page(board.slug, day_key(board, day), scope, offset, page_size)
     result = BoardPage(
         board=board,
         day=day,
         scope=scope,
-        total=leaderboard.board_total(histogram),
+        total=leaderboard.board_total(found.histogram),
         page=page,
         page_size=page_size,
     )
-    result.rows = rows_ranked(board, members, histogram, offset)
+    result.rows = rows_ranked(board, found.members, found.histogram, offset)
     return result
 
 
@@ -102,8 +99,8 @@ def board_score_range(
     the range is empty."""
     day = today() if day is None else day
     offset = (page - 1) * page_size
-    histogram, total, records = _score_range_read(
-        board, day_key(board, day), scope, min_score, max_score, offset, page_size
+    read = leaderboard.score_range(
+        board.slug, day_key(board, day), scope, (min_score, max_score), offset, page_size
     )
     found = ScoreRange(
         board=board,
@@ -111,49 +108,18 @@ def board_score_range(
         scope=scope,
         min_score=min_score,
         max_score=max_score,
-        total=total,
+        total=read.total,
         page=page,
         page_size=page_size,
     )
-    above = 0 if max_score is None else leaderboard.at_or_above(histogram, max_score + 1)
-    members = [encoding.Member.from_record(record) for record in records]
-    found.rows = rows_ranked(board, members, histogram, above + offset)
+    found.rows = rows_ranked(board, read.members, read.histogram, read.above + offset)
     return found
-
-
-def _score_range_read(
-    board: Board,
-    key: str,
-    scope: str,
-    min_score: int,
-    max_score: int | None,
-    offset: int,
-    page_size: int,
-) -> tuple[dict[int, int], int, list[bytes]]:
-    """One read of the day's order: (the histogram, exact at the range's edges and at the
-    page's scores, how many score in the range, the records of the page `offset` into it)."""
-    edges = {min_score, *([] if max_score is None else [max_score + 1])}
-
-    def ask(view: reading.OrderView) -> tuple[dict[int, int], int, list[bytes]]:
-        histogram = view.histogram_at(edges)
-        total = sum(
-            n
-            for score, n in histogram.items()
-            if n > 0 and score >= min_score and (max_score is None or score <= max_score)
-        )
-        above = 0 if max_score is None else leaderboard.at_or_above(histogram, max_score + 1)
-        wanted = max(0, min(page_size, total - offset))
-        records = view.records(above + offset, wanted) if wanted else []
-        scores = map(encoding.record_score, records)
-        return view.histogram_at(edges | reading.rank_thresholds(scores)), total, records
-
-    return reading.order_read(board.slug, key, scope, ask)
 
 
 def board_at_or_above(*, board: Board, score: int, day: int | None = None, scope: str = "") -> int:
     """How many programmers of a board day score `score` or more: the day's histogram alone."""
     day = today() if day is None else day
-    histogram = reading.histogram_read(board.slug, day_key(board, day), scope, at=[score])
+    histogram = leaderboard.histogram(board.slug, day_key(board, day), scope, at=[score])
     return leaderboard.at_or_above(histogram, score)
 
 
@@ -161,7 +127,7 @@ def day_is_browsable(board: Board, day: int) -> bool:
     """Days whose board is kept: from the oldest kept final board to today (the days after are
     a programmer's forecast, read from their entry: see `programmer_around`)."""
     now_day = today()
-    return days_kept.history_from(now_day) <= day <= now_day
+    return leaderboard.history_from(now_day) <= day <= now_day
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ import math
 from dataclasses import dataclass, field
 
 from .. import leaderboard
-from ..leaderboard import encoding, entries
 from ..models import Board, Programmer
 
 PAGE_SIZE = 25
@@ -82,7 +81,7 @@ class Standing:
 
 
 def day_key(board: Board, day: int) -> str:
-    return entries.board_key(board.spec, day)
+    return leaderboard.day_key(board.spec, day)
 
 
 def rank_of(histogram: dict[int, int], score: int, position: int | None) -> int:
@@ -92,7 +91,7 @@ def rank_of(histogram: dict[int, int], score: int, position: int | None) -> int:
 
 
 def rows_ranked(
-    board: Board, members: list[encoding.Member], histogram: dict[int, int], first_offset: int
+    board: Board, members: list[leaderboard.Member], histogram: dict[int, int], first_offset: int
 ) -> list[Row]:
     """Board rows in listing order with their ranks: shared (from the histogram) or unique (by
     position)."""

@@ -1,9 +1,9 @@
 """Groups ranked against each other: a board day's ranklist of countries or organizations, and
-where one group stands on it (see `leaderboard.groups` for how a group's score is kept)."""
+where one group stands on it (`leaderboard.group_page`, `leaderboard.group_standing`; the engine's
+`groups` module says how a group's score is kept)."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 
@@ -11,16 +11,15 @@ from django_countries.fields import Country
 
 from .. import leaderboard
 from ..clock import today
-from ..leaderboard import groups, orders, reading
 from ..models import Board
 from .common import PAGE_SIZE, Paged, day_key
 
-GROUP_KINDS = groups.KINDS  # "country", "org"
+GROUP_KINDS = leaderboard.GROUP_KINDS  # "country", "org"
 
 
 @dataclass(frozen=True)
 class GroupRow:
-    """A country or an organization on a board day's ranklist of groups (see `groups`)."""
+    """A country or an organization on a board day's ranklist of groups."""
 
     rank: int
     kind: str
@@ -40,12 +39,12 @@ class GroupRow:
     @property
     def score(self) -> float:
         """The group's score with one decimal (the API's)."""
-        return groups.score_shown(self.key)
+        return leaderboard.group_score_shown(self.key)
 
     @property
     def score_text(self) -> str:
         """The score as its page writes it: with the decimals that tell the page's apart."""
-        return groups.score_text(self.key, self.decimals)
+        return leaderboard.group_score_text(self.key, self.decimals)
 
 
 @dataclass
@@ -67,14 +66,10 @@ class GroupPage(Paged):
         return self.kind == "country"
 
 
-def _group_rows(kind: str, ranked: list[groups.Ranked], ranks: list[int]) -> list[GroupRow]:
-    """The rows of ranked groups, named from their ids (one `$in` read)."""
-    scopes = orders.group_names_read({group.group_id for group in ranked})
-    rows = []
-    for group, rank in zip(ranked, ranks, strict=True):
-        scope = scopes.get(group.group_id, f"{kind}:?")  # a name never stored: see `rebuild`
-        rows.append(GroupRow(rank, kind, scope.split(":", 1)[1], group.key, group.members))
-    return rows
+def _group_row(group: leaderboard.GroupPlace, decimals: int = 1) -> GroupRow:
+    """A group's row from its place on the ranklist."""
+    kind, value = group.scope.split(":", 1)
+    return GroupRow(group.rank, kind, value, group.key, group.members, decimals)
 
 
 def group_ranklist(
@@ -89,26 +84,9 @@ def group_ranklist(
     scores to look different (ranks and scores agree: `GroupRow.score_text`)."""
     day = today() if day is None else day
     offset = (page - 1) * page_size
-    start = max(0, offset - 1)  # the group before the page tells whether a tie runs on into it
-
-    def page_of(view: reading.OrderView) -> tuple[int, list[groups.Ranked], int]:
-        ranked = [groups.Ranked.of(r) for r in view.records(start, offset + page_size - start)]
-        before = ranked.pop(0) if offset and ranked else None
-        first_rank = offset + 1
-        if before is not None and ranked and before.key == ranked[0].key:
-            first_rank = 1 + view.before(groups.probe(ranked[0].key))
-        return sum(view.histogram.values()), ranked, first_rank
-
-    total, ranked, first_rank = reading.order_read(
-        board.slug, day_key(board, day), groups.ranklist_scope(kind), page_of
-    )
-    result = GroupPage(board, day, kind, total, page, page_size)
-    if ranked:
-        keys = [group.key for group in ranked]
-        ranks = groups.shared_ranks(keys, first_rank, offset)
-        decimals = groups.decimals_telling_apart(keys)
-        rows = _group_rows(kind, ranked, ranks)
-        result.rows = [dataclasses.replace(row, decimals=decimals) for row in rows]
+    found = leaderboard.group_page(board.slug, day_key(board, day), kind, offset, page_size)
+    result = GroupPage(board, day, kind, found.total, page, page_size)
+    result.rows = [_group_row(group, found.decimals) for group in found.ranked]
     return result
 
 
@@ -116,16 +94,6 @@ def group_standing(*, board: Board, scope: str, day: int | None = None) -> Group
     """Where one group (``country:BD``) stands on the ranklist of its kind on a board day (None:
     nobody of it is on the board): its histogram gives its record, and the groups ranked above
     it are those before its score in the ranklist (two reads, then three)."""
-    kind = groups.kind_of(scope)
-    if kind is None:
-        return None
     day = today() if day is None else day
-    key = day_key(board, day)
-    record = reading.group_record(board.slug, key, scope)
-    if record is None:
-        return None
-    group = groups.Ranked.of(record)
-    before = reading.records_before(
-        board.slug, key, groups.ranklist_scope(kind), groups.probe(group.key)
-    )
-    return GroupRow(before + 1, kind, scope.split(":", 1)[1], group.key, group.members)
+    group = leaderboard.group_standing(board.slug, day_key(board, day), scope)
+    return None if group is None else _group_row(group)

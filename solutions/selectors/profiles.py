@@ -13,7 +13,6 @@ from pymongo import DESCENDING
 
 from .. import cards, holds, leaderboard, mongo
 from ..clock import today
-from ..leaderboard import streaks
 from ..models import Board, Problem, Programmer
 from .boards import board_default, boards_visible
 from .common import Standing
@@ -73,7 +72,7 @@ class SolvedProblem:
 
 @dataclass(frozen=True)
 class Year:
-    """A programmer's last year of solving (see `leaderboard.streaks` for the definitions)."""
+    """A programmer's last year of solving (see the engine's `streaks` for the definitions)."""
 
     handle: str
     first_day: int
@@ -115,18 +114,18 @@ def programmer_year(*, programmer: Programmer, solves: list[dict] | None = None)
         solves = list(
             mongo.solves().find({"programmer_id": programmer.pk, **holds.SHOWN}, {"solved_at": 1})
         )
-    every_day = streaks.solve_days(
+    every_day = leaderboard.solve_days(
         (solve["solved_at"] for solve in solves), settings.LEADERBOARD_TIME_ZONE
     )
     now_day = today()
-    first_day = streaks.year_first_day(now_day)
+    first_day = leaderboard.year_first_day(now_day)
     return Year(
         handle=programmer.handle,
         first_day=first_day,
         last_day=now_day,
         days={day: n for day, n in every_day.items() if first_day <= day <= now_day},
-        current_streak=streaks.current_streak(every_day, now_day),
-        longest_streak=streaks.longest_streak(every_day),
+        current_streak=leaderboard.current_streak(every_day, now_day),
+        longest_streak=leaderboard.longest_streak(every_day),
     )
 
 

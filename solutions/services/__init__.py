@@ -7,19 +7,22 @@ import these):
 - `submissions`: every attempt, recorded by `submission_record`, which checks the refusals
   first; `answer_submit` judges an answer sent from a page, with guessing limited.
 - `solves`: the times the boards take, a solve or a scored report logged and counted on every
-  board (`solve_record`, `solve_report`, `score_record`), and `orders_moved`, which marks them
-  applied when the applier's batch moves the orders.
+  board (`solve_record`, `solve_report`, `score_record`).
+- `applied`: `orders_moved`, what a batch that moved the orders finishes (the finisher every
+  write that waits for the orders hands to the engine): the solves it placed marked applied.
 - `upkeep`: beat's work: old orders pruned, solves a crash left unapplied repaired, held solves
   released.
 - `rebuilds`: boards recomputed from the `solves` log, one, several or all of them.
 - `bulk`: many solves logged at once (the demo's data, `import_solves`).
 
-Inside the package imports point one way: `rebuilds` imports none of the others, then come
+Inside the package imports point one way: `rebuilds` and `applied` import none of the others,
+then come
 `programmers`, `solves`, and on top `submissions`, `upkeep` and `bulk`. The names the site and
 its tests call are re-exported here, so callers write `services.solve_record(...)`; a test that
 replaces one patches the module that looks it up (`solves.solve_record`, for `solve_report`).
 """
 
+from .applied import orders_moved
 from .bulk import ImportedSolve, ImportReport, SolvesImport, solves_bulk_logging, solves_import
 from .programmers import (
     HandleLooksTaken,
@@ -33,7 +36,6 @@ from .programmers import (
 from .rebuilds import board_rebuild, boards_rebuild, boards_rebuild_all, entry_from_solves
 from .solves import (
     SolveRejected,
-    orders_moved,
     score_record,
     solve_check_future,
     solve_check_time,

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 from pymongo.errors import BulkWriteError
 
-from .. import mongo
-from ..leaderboard import rebuild
+from .. import leaderboard, mongo
 from ..models import Problem, Programmer
 from .rebuilds import boards_rebuild_all
 from .solves import solve_check_time
@@ -54,7 +53,7 @@ def solves_import(*, solves: Iterable[tuple[Programmer, Problem, dt.datetime]]) 
 
 
 @contextlib.contextmanager
-def solves_bulk_logging(*, progress: rebuild.Progress = rebuild.QUIET) -> Iterator[None]:
+def solves_bulk_logging(*, progress: leaderboard.Progress = leaderboard.QUIET) -> Iterator[None]:
     """Around all the batches of an import: into an empty log (a new site) the solves are logged
     without the log's secondary indexes, made again at the end, even after an error (the unique
     key stays: it is what counts a solve once). Made once over the whole log, they cost the

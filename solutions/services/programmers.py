@@ -15,10 +15,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from .. import holds, mongo, solvers
+from .. import holds, leaderboard, mongo, solvers
 from ..clock import today
-from ..leaderboard import applier, entries
 from ..models import Board, Problem, Programmer, handle_validator
+from .applied import orders_moved
 from .rebuilds import board_entry, board_windows, programmer_identity
 
 
@@ -134,8 +134,10 @@ def programmer_refresh_boards(*, programmer: Programmer) -> None:
         document, ids = board_entry(
             board, who, solves, scores, now_day, settings.LEADERBOARD_TIME_ZONE
         )
-        documents[board.slug] = None if document is None else entries.applied_with(document, ids)
+        entry = None if document is None else leaderboard.entry_applied_with(document, ids)
+        documents[board.slug] = entry
     # Its batch touches every board listed.
-    applier.entries_replace(programmer.pk, documents, boards=board_windows(boards))
+    boards_kept = board_windows(boards)
+    leaderboard.entries_replace(programmer.pk, documents, boards=boards_kept, finish=orders_moved)
     # The problems' solver counts leave them out (or take them back) the same way.
     solvers.programmer_sync(programmer_id=programmer.pk, counted=programmer.on_boards)

@@ -17,8 +17,6 @@ from django.conf import settings
 
 from .. import holds, leaderboard, mongo, solvers
 from ..clock import today
-from ..leaderboard import rebuild
-from ..leaderboard.entries import from_solves
 from ..live import boards_touch
 from ..models import Board, Programmer
 
@@ -27,7 +25,7 @@ def entry_from_solves(
     board: Board, programmer: Programmer, solves: list[dict], now_day: int
 ) -> dict | None:
     """The entry a board should hold for a programmer, computed from their solves alone."""
-    return from_solves.entry_from_solves(
+    return leaderboard.entry_from_solves(
         board.spec,
         board.value_of,
         programmer_identity(programmer),
@@ -39,7 +37,7 @@ def entry_from_solves(
 
 def board_entry(
     board: Board,
-    who: from_solves.Identity,
+    who: leaderboard.Identity,
     solves: list[dict],
     scores: list[dict],
     now_day: int,
@@ -58,18 +56,18 @@ def board_entry(
             )
             for s in counted
         ]
-        document = from_solves.entry_from_reports(board.spec, who, reports, now_day)
+        document = leaderboard.entry_from_reports(board.spec, who, reports, now_day)
     else:
         counted = solves
-        document = from_solves.entry_from_solves(
+        document = leaderboard.entry_from_solves(
             board.spec, board.value_of, who, solves, now_day, time_zone
         )
     return document, [str(s["_id"]) for s in counted]
 
 
-def programmer_identity(programmer: Programmer) -> from_solves.Identity:
+def programmer_identity(programmer: Programmer) -> leaderboard.Identity:
     """Who a programmer's entries belong to, as the boards show them."""
-    return from_solves.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
+    return leaderboard.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
 
 
 def board_windows(boards: Iterable[Board]) -> dict[str, leaderboard.Window]:
@@ -77,7 +75,7 @@ def board_windows(boards: Iterable[Board]) -> dict[str, leaderboard.Window]:
     return {board.slug: board.spec for board in boards}
 
 
-def board_rebuild(*, board: Board, dry_run: bool = False) -> rebuild.RebuildReport:
+def board_rebuild(*, board: Board, dry_run: bool = False) -> leaderboard.RebuildReport:
     """Recompute a board's entries and orders from the `solves` log, streamed."""
     return boards_rebuild(boards=[board], dry_run=dry_run)[0]
 
@@ -86,14 +84,14 @@ def boards_rebuild(
     *,
     boards: list[Board],
     dry_run: bool = False,
-    progress: rebuild.Progress = rebuild.QUIET,
+    progress: leaderboard.Progress = leaderboard.QUIET,
     stats: solvers.StatsBuild | None = None,
-) -> list[rebuild.RebuildReport]:
+) -> list[leaderboard.RebuildReport]:
     """Recompute these boards' entries and orders from the `solves` log, streamed once for all
     of them and for the problems' counts if `stats` is given (`progress` is told of each solve
     read, then of each order written)."""
     now_day, time_zone = today(), settings.LEADERBOARD_TIME_ZONE
-    builds = [rebuild.BoardBuild(board.slug, board.spec, now_day, dry_run) for board in boards]
+    builds = [leaderboard.BoardBuild(board.slug, board.spec, now_day, dry_run) for board in boards]
     progress.phase("entries", mongo.solves().estimated_document_count(), "solves")
     with_scores = any(board.is_best for board in boards)
     for programmer, logged, scored in _log_by_programmer(with_scores):
@@ -120,8 +118,8 @@ def boards_rebuild(
 
 
 def boards_rebuild_all(
-    *, progress: rebuild.Progress = rebuild.QUIET
-) -> list[rebuild.RebuildReport]:
+    *, progress: leaderboard.Progress = leaderboard.QUIET
+) -> list[leaderboard.RebuildReport]:
     """Rebuild every board and the problems' solver counts from the `solves` log (after a bulk
     load, or a restore), in one pass over it."""
     stats = solvers.StatsBuild()
@@ -142,8 +140,8 @@ def _log_by_programmer(
     read before its first answer (past the socket timeout on a large log; `docs/benchmarks.md`),
     and a range is one walk of the unique key's index. The next range is read by a thread while
     the caller computes with this one."""
-    programmers = Programmer.objects.order_by("pk").iterator(chunk_size=rebuild.BATCH)
-    chunks = iter(lambda: list(itertools.islice(programmers, rebuild.BATCH)), [])
+    programmers = Programmer.objects.order_by("pk").iterator(chunk_size=leaderboard.REBUILD_BATCH)
+    chunks = iter(lambda: list(itertools.islice(programmers, leaderboard.REBUILD_BATCH)), [])
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-read") as reader:
         coming = None
         for chunk in chunks:

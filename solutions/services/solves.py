@@ -2,11 +2,12 @@
 
 A solve is a small state machine in the `solves` log: logged (its unique (programmer, problem)
 key makes the first report win), counted on each board (idempotent by the solve's id), then
-applied, marked by the batch that moves the boards' orders (`orders_moved`, which the applier
-calls before any of the batch's requests answers). Whoever meets a logged solve that is not
-applied yet (a retry after a fault, a second report of it, the repair task) finishes it first.
-A scored report goes the same way through the `scores` log, one report a request. A solve or
-report in a hold window of its problem is logged held and counts when released (`holds`).
+applied, marked by the batch that moves the boards' orders (`applied.orders_moved`, the finisher
+each request hands to the engine, written with the batch before any of its requests answers).
+Whoever meets a logged solve that is not applied yet (a retry after a fault, a second report of
+it, the repair task) finishes it first. A scored report goes the same way through the `scores`
+log, one report a request. A solve or report in a hold window of its problem is logged held and
+counts when released (`holds`).
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import secrets
 from bson import ObjectId
 from django.conf import settings
 from django.utils import timezone
-from pymongo import InsertOne, UpdateMany
+from pymongo import InsertOne
 from pymongo.errors import ClientBulkWriteException, DuplicateKeyError
 
-from .. import holds, leaderboard, live, mongo, solvers
+from .. import holds, leaderboard, mongo, solvers
 from ..clock import today
-from ..leaderboard import applier, entries
 from ..models import Board, Problem, Programmer
+from .applied import orders_moved, score_tag, solve_tag
 from .programmers import problem_get_or_register, programmer_get_or_register
 from .rebuilds import board_windows
 
@@ -223,7 +224,7 @@ def score_apply(report: dict, programmer: Programmer) -> None:
         mongo.scores().update_one({"_id": report["_id"]}, {"$set": {"applied": True}})
         return
     events = [
-        entries.SolveEvent(
+        leaderboard.SolveEvent(
             solve_id=str(report["_id"]),
             programmer_id=programmer.pk,
             handle=programmer.handle,
@@ -238,11 +239,12 @@ def score_apply(report: dict, programmer: Programmer) -> None:
     counts = [
         (board.slug, board.spec, event) for board, event in zip(counting, events, strict=True)
     ]
-    entries.entries_count_solve(counts, today())  # every board's entry in one command
-    applier.orders_catch_up(
+    leaderboard.solve_count(counts, today())  # every board's entry in one command
+    leaderboard.pending_place(
         [(board.slug, programmer.pk) for board in counting],
-        tag=f"{SCORE_TAG}{report['_id']}",
+        tag=score_tag(report["_id"]),
         boards=board_windows(boards),
+        finish=orders_moved,
     )
 
 
@@ -262,7 +264,7 @@ def solve_apply(solve: dict, programmer: Programmer, *, log: bool = False) -> No
         solvers.move_finish(solve)  # a retry's or the repair's: whichever step it stopped at
     moves = solvers.move_writes(solve) if counted and log else []
     try:
-        mongo.write_together([*log_write, *entries.count_writes(counts, today()), *moves])
+        mongo.write_together([*log_write, *leaderboard.solve_count_writes(counts, today()), *moves])
     except ClientBulkWriteException as error:
         if not mongo.only_duplicates(error):
             raise
@@ -274,16 +276,17 @@ def solve_apply(solve: dict, programmer: Programmer, *, log: bool = False) -> No
             mongo.solves().update_one({"_id": solve["_id"]}, {"$set": {"applied": True}})
         return
     # The batch that moves them marks the solve applied (`orders_moved`).
-    applier.orders_catch_up(
+    leaderboard.pending_place(
         [(board.slug, programmer.pk) for board in boards],
-        tag=_solve_tag(solve["_id"]),
+        tag=solve_tag(solve["_id"]),
         boards=board_windows(every_board),
+        finish=orders_moved,
     )
 
 
-def _solve_event(solve: dict, programmer: Programmer, board: Board) -> entries.SolveEvent:
+def _solve_event(solve: dict, programmer: Programmer, board: Board) -> leaderboard.SolveEvent:
     """A logged solve as a board counts it."""
-    return entries.SolveEvent(
+    return leaderboard.SolveEvent(
         solve_id=str(solve["_id"]),
         programmer_id=programmer.pk,
         handle=programmer.handle,
@@ -292,31 +295,3 @@ def _solve_event(solve: dict, programmer: Programmer, board: Board) -> entries.S
         value=board.value_of(solve["points"]),
         at=solve["solved_at"],
     )
-
-
-SOLVE_TAG = "solve-"
-SCORE_TAG = "score-"
-
-
-def _solve_tag(solve_id: ObjectId) -> str:
-    return f"{SOLVE_TAG}{solve_id}"
-
-
-def orders_moved(moved: applier.Moved) -> applier.Finish:
-    """Finish the work of every request whose programmers a batch moved, once for the batch and
-    before any of them answers (`applier.on_batch_moved`): mark their solves applied in the log,
-    and bump the live counters of the boards it moved (live pages see the changes on their next
-    poll), written with the batch's own writes. A solve whose orders never moved stays
-    unapplied for a retry or the repair task."""
-    solve_ids = [ObjectId(t.removeprefix(SOLVE_TAG)) for t in moved.tags if t.startswith(SOLVE_TAG)]
-    writes: list = []
-    if solve_ids:
-        applied = {"_id": {"$in": solve_ids}}, {"$set": {"applied": True}}
-        writes.append(UpdateMany(*applied, namespace=mongo.namespace(mongo.solves())))
-    score_ids = [ObjectId(t.removeprefix(SCORE_TAG)) for t in moved.tags if t.startswith(SCORE_TAG)]
-    if score_ids:
-        applied = {"_id": {"$in": score_ids}}, {"$set": {"applied": True}}
-        writes.append(UpdateMany(*applied, namespace=mongo.namespace(mongo.scores())))
-    boards = sorted(moved.boards)
-    writes += live.board_versions_writes(boards)
-    return applier.Finish(writes, then=lambda: live.board_versions_forget(boards))

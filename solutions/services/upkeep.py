@@ -14,10 +14,10 @@ from collections import defaultdict
 from django.utils import timezone
 from pymongo.collection import Collection
 
-from .. import holds, mongo, solvers
+from .. import holds, leaderboard, mongo, solvers
 from ..clock import today
-from ..leaderboard import applier, orders
 from ..models import Board, Programmer
+from .applied import orders_moved
 from .programmers import programmer_refresh_boards
 from .rebuilds import board_windows
 
@@ -27,7 +27,7 @@ def orders_prune() -> int:
     finds nothing to do but once a day, after midnight)."""
     now_day = today()
     return sum(
-        orders.orders_prune(board.slug, board.spec, now_day) for board in Board.objects.all()
+        leaderboard.orders_prune(board.slug, board.spec, now_day) for board in Board.objects.all()
     )
 
 
@@ -47,7 +47,7 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
         for log in (mongo.solves(), mongo.scores()):
             log.update_many(mine, {"$set": {"applied": True}})
     # Whatever a crash left pending, on every board, and the days every board keeps.
-    applier.orders_catch_up(boards=board_windows(Board.objects.all()))
+    leaderboard.pending_place(boards=board_windows(Board.objects.all()), finish=orders_moved)
     solvers.moves_repair(older_than=older_than)  # and in the problems' solver counts
     solves_release()  # and the held solves whose hold is over, if nothing released them yet
     return len(programmer_ids)

@@ -34,10 +34,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from pydantic import ValidationError
 from tqdm import tqdm
 
-from solutions import idempotency, mongo, services
+from solutions import idempotency, leaderboard, mongo, services
 from solutions.api.parser import refuse_constant
 from solutions.api.schemas.reports import SolveRequest
-from solutions.leaderboard import rebuild
 
 BATCH = 5_000
 
@@ -176,7 +175,7 @@ def _read_ahead(batches: Iterator) -> Iterator:
             yield batch
 
 
-class Steps(rebuild.Progress):
+class Steps(leaderboard.Progress):
     """The import's steps as they go: a progress bar each on a terminal (tqdm), nothing
     otherwise; how long each took is kept either way."""
 

@@ -10,18 +10,16 @@ Rebuilding every board recounts the problems' solvers too, in the same pass over
 
 `--verify` rebuilds nothing: it compares every order that requests read (each board day kept,
 everybody and each group) with the seed's sorted per-day query over the entries
-(`solutions.leaderboard.verify`), lists every difference, and fails when there is one, so a
+(`leaderboard.board_verify`), lists every difference, and fails when there is one, so a
 deploy or a cron job can tell that the orders need a rebuild. It reads whole boards: run it off
 peak. On real MongoDB it builds the wildcard index its query reads (``keys.$**``) on each board
 it checks, and drops it after the check: kept, the index would cost every solve (see
-`entries.seed_query_indexes`).
+`leaderboard.seed_query_indexes`).
 """
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from solutions import mongo, services
-from solutions.leaderboard.entries import seed_query_indexes
-from solutions.leaderboard.verify import board_verify
+from solutions import leaderboard, mongo, services
 from solutions.models import Board
 
 SHOWN = 20  # differences listed per board; the count says how many more
@@ -78,7 +76,8 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS(f"Rebuilt {len(boards)} board(s)."))
 
     def verify_boards(self, boards: list[Board]) -> None:
-        with mongo.indexes_for_a_while(seed_query_indexes([b.slug for b in boards])) as built:
+        wildcards = leaderboard.seed_query_indexes([b.slug for b in boards])
+        with mongo.indexes_for_a_while(wildcards) as built:
             if built:
                 self.stdout.write(f"Built for the check, dropped after it: {', '.join(built)}.")
             elif not mongo.server_uses_wildcard_indexes():
@@ -96,7 +95,7 @@ class Command(BaseCommand):
         many boards differ."""
         differing = 0
         for each in boards:
-            report = board_verify(each.slug)
+            report = leaderboard.board_verify(each.slug)
             compared = f"{len(report.compared)} orders, {report.members} members"
             if report.agrees:
                 self.stdout.write(self.style.SUCCESS(f"{each.slug}: {compared} agree."))
