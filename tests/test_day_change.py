@@ -15,7 +15,7 @@ import pytest
 import time_machine
 
 from solutions import clock, leaderboard, mongo, selectors, services
-from solutions.leaderboard import day_change, journals, lease, order_writes
+from solutions.leaderboard import day_change, journals, lease, order_writes, orders
 from solutions.models import Board, Problem, Programmer
 
 TZ = "Asia/Dhaka"  # UTC+6: the leaderboard's midnight is 18:00 UTC
@@ -82,6 +82,19 @@ def every_board_is_counted(boards: dict[str, Board], days: range) -> None:
     for board in boards.values():
         for day in [days[-1]] if board.spec.is_all_time else days:
             assert listed(board, day) == counted(board, day), (board.slug, day)
+
+
+def in_lists(command) -> list[list]:
+    """Every `$in` list of a command as it was sent (at any depth of its document)."""
+    found, waiting = [], [command.document]
+    while waiting:
+        value = waiting.pop()
+        if isinstance(value, dict):
+            found += [value["$in"]] if isinstance(value.get("$in"), list) else []
+            waiting += list(value.values())
+        elif isinstance(value, list):
+            waiting += value
+    return found
 
 
 def frontier(board: Board) -> int | None:
@@ -201,3 +214,30 @@ def test_a_preparation_stopped_midway_is_carried_on_by_the_next_holder(
     with time_machine.travel(at(DAY + 1, 0, 7), tick=False):
         assert all(frontier(board) == DAY + 1 for board in dated)
         every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+
+
+def test_a_day_with_many_groups_is_prepared_in_reads_of_a_few_ids(
+    evening, monkeypatch, settings, mongo_commands
+):
+    """The preparation names every group of the day before and reads every entry it moves: each
+    `$in` names at most the few ids the embedded server can afford (it compares every document
+    found with every id named), however many groups and programmers the day holds; a dozen
+    organizations here, read four at a time."""
+    boards, problems = evening
+    settings.MONGODB_IDS_PER_READ = 4
+    monkeypatch.setattr(orders, "IN_MAX", 4)
+    monkeypatch.setattr(orders, "GROUP_NAMES_PER_READ", 4)
+    problem = next(problems)
+    for n in range(12):
+        member = services.programmer_create(
+            user=None, handle=f"org{n:02}", country="BD", organization=f"Org {n}"
+        )
+        solve(member, problem, at(DAY - 6, 10))  # off the week at midnight: each one moves
+    mongo_commands.clear()
+    with time_machine.travel(at(DAY + 1, 0, 1), tick=False):
+        services.solves_repair()  # the repair task prepares the day
+        dated = [board for board in boards.values() if not board.spec.is_all_time]
+        assert all(frontier(board) == DAY + 1 for board in dated)
+        named = [len(ids) for command in mongo_commands.commands for ids in in_lists(command)]
+        assert named and max(named) <= 4, named
+        every_board_is_counted(boards, range(DAY - 1, DAY + 2))

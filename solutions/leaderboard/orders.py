@@ -50,6 +50,7 @@ from .order_documents import NODE, manifest_decode, set_records
 # IN_READS commands of at most IN_MAX ids (the same number of commands for any single solve).
 IN_READS = 4
 IN_MAX = 40
+GROUP_NAMES_PER_READ = 100  # the largest page of groups, named in one read
 INLINE_MAX = 128  # an order this small keeps its one set inside its manifest: one write moves it
 
 
@@ -196,9 +197,12 @@ def group_names_write(scopes: Iterable[str]) -> None:
 
 
 def group_names_read(ids: Iterable[int]) -> dict[int, str]:
-    """{group id: scope} of these groups (one `$in` read)."""
-    wanted = list(ids)
-    if not wanted:
-        return {}
-    found = group_names().find({"_id": {"$in": wanted}}, batch_size=len(wanted) + 1)
-    return {doc["_id"]: doc["scope"] for doc in found}
+    """{group id: scope} of these groups: a page's in one `$in` read, more (a day's preparation
+    names every group of the day before, thousands of organizations) GROUP_NAMES_PER_READ a
+    read, as one `$in` of them all would cost the embedded server the square of their number."""
+    wanted, names = list(ids), {}
+    for start in range(0, len(wanted), GROUP_NAMES_PER_READ):
+        part = wanted[start : start + GROUP_NAMES_PER_READ]
+        found = group_names().find({"_id": {"$in": part}}, batch_size=len(part) + 1)
+        names |= {doc["_id"]: doc["scope"] for doc in found}
+    return names
