@@ -8,7 +8,9 @@ imports activity): `{% load activity_extras %}`, then
   (`solutions.selectors.Year`, as the profile has it);
 - `{% followers_count programmer as followers %}`: how many follow the programmer;
 - `{% is_following programmer as following %}`: whether the viewer follows them (for the
-  follow button, `activity/_follow_button.html`).
+  follow button, `activity/_follow_button.html`);
+- `{% move_arrow row %}`: a board row's arrow, places moved since the previous day (a tag, not
+  an included template: a board's rows show one a row).
 
 The ETags of those pages cover the same values (see `activity.pages.page_part`).
 """
@@ -16,6 +18,7 @@ The ETags of those pages cover the same values (see `activity.pages.page_part`).
 from __future__ import annotations
 
 from django import template
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from solutions.models import Programmer
@@ -56,3 +59,27 @@ def followers_count(programmer: Programmer) -> int:
 def is_following(context: template.Context, programmer: Programmer) -> bool:
     user = context.get("user")
     return user is not None and selectors.is_following(user=user, programmer=programmer)
+
+
+_ARROWS = {  # direction: (the arrow, its title), {n}: the places moved
+    "new": ("new", "Not on the previous day's board"),
+    "up": ("↑{n}", "Up {n} place{s} since the previous day"),
+    "down": ("↓{n}", "Down {n} place{s} since the previous day"),
+    "same": ("–", "Same place as the previous day"),
+}
+
+
+@register.simple_tag
+def move_arrow(row: selectors.MovedRow) -> str:
+    """A board row's arrow (`selectors.MovedRow`), or nothing where there is nothing to compare."""
+    direction = getattr(row, "direction", "")
+    if direction not in _ARROWS:
+        return ""
+    arrow, title = _ARROWS[direction]
+    n, s = row.places, "" if row.places == 1 else "s"
+    return format_html(
+        '<span class="move {}" title="{}">{}</span>',
+        direction,
+        title.format(n=n, s=s),
+        arrow.format(n=n),
+    )
