@@ -6,10 +6,10 @@ charts, the follow button, the followers count — are template tags instead
 - The board's rows get their arrows: the places moved since the previous day's final board.
   Arrows depend on the board day only, so they are computed once per board version with the rows.
 - `?view=following` ranks the people the viewer follows, with their global ranks.
-- The ETags of board and profile pages also cover what this app shows there: the bell's unread
-  count (whole pages), whom the viewer follows (the following view, the follow button), the
-  followers count, and the rank history the charts draw, which the snapshots fill in the
-  background.
+- The ETags of board and profile pages (and a competition's standings) also cover what this
+  app shows there: the bell's unread count (whole pages), whom the viewer follows (the
+  following view, the follow button), the followers count, and the rank history the charts
+  draw, which the snapshots fill in the background.
 """
 
 from __future__ import annotations
@@ -50,14 +50,14 @@ def following_people(*, user) -> set[int] | None:
 
 
 def page_part(
-    *, request: HttpRequest, page: str, fragment: bool, subject: Board | Programmer
+    *, request: HttpRequest, page: str, fragment: bool, subject: Board | Programmer | object
 ) -> Hashable:
-    """Everything this app shows on a board or profile response, for this viewer."""
+    """Everything this app shows on a board, profile or standings response, for this viewer."""
     user = request.user
     parts: list[Hashable] = []
     if not fragment:
         parts.append(selectors.notifications_unread_count(user=user))
-    if page == "board" and request.GET.get("view") == "following":
+    if page in ("board", "standings") and request.GET.get("view") == "following":
         parts.append(selectors.follows_fingerprint(user=user))
     if page == "profile":
         parts.append(int(time.time() // HISTORY_REFRESH_SECONDS))

@@ -95,10 +95,13 @@ def standings_version_key(slug: str) -> str:
 CACHED_STANDINGS_VERSION_SECONDS = 5
 
 
-def competition_version(*, competition: Competition) -> int:
-    """How many times attempts changed the competition's standings (every attempt recorded in
-    it, and every hide or ban, bumps it: `services.standings_touch`), as read at most every
-    CACHED_STANDINGS_VERSION_SECONDS through the cache."""
+def competition_version(*, competition: Competition, cached: bool = True) -> int:
+    """How many times the competition's standings changed (every attempt recorded in it, every
+    registration, hide, ban or rename, every edit of it or its problems bumps it:
+    `services.standings_touch`), as read at most every CACHED_STANDINGS_VERSION_SECONDS through
+    the cache (`cached`), or as it is now (one `_id` read)."""
+    if not cached:
+        return live.board_version(standings_version_key(competition.slug))
     key = f"standings-version:{competition.slug}"
     version = cache.get(key)
     if version is None:

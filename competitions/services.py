@@ -99,6 +99,7 @@ def competition_register(*, competition: Competition, programmer: Programmer) ->
             )
     except IntegrityError:  # a double click racing itself
         registration = Registration.objects.get(competition=competition, programmer=programmer)
+    standings_touch(slugs=[competition.slug])  # they are on the standings from now on
     return registration
 
 

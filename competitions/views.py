@@ -1,32 +1,24 @@
 """The competition pages: the list, one competition with its problems and standings, the
-register and answer forms, and the standings fragment that live pages poll."""
+register and answer forms, and the standings fragment that live pages poll (what the standings
+show, and their ETag: `standings_pages`)."""
 
 from __future__ import annotations
 
-import hashlib
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_cookie
 
-from solutions import extensions, limits
+from solutions import etags, limits
 from solutions.forms import AnswerForm
 from solutions.views import programmer_of
 from solutions.views.refusals import too_many_response
 
-from . import selectors, services
+from . import selectors, services, standings_pages
 from .models import Competition
-
-PUBLIC_STANDINGS_SECONDS = 10
-RENDERING_SECONDS = 10  # how long others wait for one rendering before they render too
 
 
 @require_safe
@@ -87,110 +79,26 @@ def competition_submit(request: HttpRequest, slug: str, letter: str) -> HttpResp
     return render(request, "competitions/detail.html", context, status=400)
 
 
-FOLLOWING = "following"  # `?view=following`: the people the viewer follows, as on the boards
-
-
 @require_safe
 def competition_standings(request: HttpRequest, slug: str) -> HttpResponse:
-    """The standings page: the table (polled by activity/live.js while it can change), all of
-    it or (`?view=following`) the rows of the people the viewer follows. While the competition
-    runs the table is the one its polls get, from the cache once per change (so the first poll
-    is a 304, and a page opened under load reads no attempt); once it has ended, the final
-    table."""
+    """The standings page (see `standings_pages`)."""
     competition = get_object_or_404(Competition, slug=slug)
-    context = _page_context(request, competition)
-    context["following"] = _following(request)
-    if competition.is_archived or competition.has_ended(timezone.now()):
-        context["view"] = _standings_view(request, competition)
-    else:
-        html = _table_html(request, competition)
-        context["standings_html"] = mark_safe(html)  # rendered by our own template, escaped there
-        live_url = reverse("competition_standings_live", args=[competition.slug])
-        context["live_url"] = f"{live_url}?view={FOLLOWING}" if context["following"] else live_url
-        context["live_etag"] = _etag(html)
+    context = standings_pages.standings_context(request=request, competition=competition)
     return render(request, "competitions/standings.html", context)
 
 
 @require_safe
 @vary_on_cookie
+@etags.live_page(standings_pages.standings_etag)
 def competition_standings_live(request: HttpRequest, slug: str) -> HttpResponse:
     """The standings table alone, for polling: 304 while it has not changed (ETag)."""
-    competition = get_object_or_404(Competition, slug=slug)
-    html = _table_html(request, competition)
-    etag = _etag(html)
-    if etag in request.headers.get("If-None-Match", ""):
-        response = HttpResponseNotModified()
-    else:
-        response = HttpResponse(html)
-    response["ETag"] = etag
-    response["Cache-Control"] = "private, no-cache"
-    return response
+    competition = standings_pages.competition_of(request, slug)
+    if competition is None:
+        raise Http404("No competition has that name.")
+    return HttpResponse(standings_pages.standings_table(request, competition))
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-
-def _following(request: HttpRequest) -> bool:
-    return request.GET.get("view") == FOLLOWING
-
-
-def _standings_view(request: HttpRequest, competition: Competition) -> selectors.StandingsView:
-    """The standings this viewer may see, only the rows of the people they follow (and their
-    own) with `?view=following` (nobody's for an anonymous viewer, who is asked to log in)."""
-    view = selectors.competition_standings(competition=competition, user=request.user)
-    people_of = extensions.people_view_named(FOLLOWING) if _following(request) else None
-    if people_of is not None:
-        view.only = people_of(user=request.user) or ()
-    return view
-
-
-def _table_html(
-    request: HttpRequest, competition: Competition, view: selectors.StandingsView | None = None
-) -> str:
-    """The table, shared through the cache while the competition runs (the whole standings;
-    a viewer's following view is their own, rendered for them)."""
-    cached = None if _following(request) else _cached_standings_html(request, competition)
-    if cached is not None:
-        return cached
-    return _standings_html(request, view or _standings_view(request, competition))
-
-
-def _standings_html(request: HttpRequest, view: selectors.StandingsView) -> str:
-    context = {"view": view, "following": _following(request)}
-    return render_to_string("competitions/_standings.html", context, request=request)
-
-
-def _cached_standings_html(request: HttpRequest, competition: Competition) -> str | None:
-    """The running competition's standings as this viewer sees them, rendered once per change
-    of the competition (its version) and kept in the cache: hundreds of viewers poll them on
-    contest day, and each rendering reads every attempt and writes every row. Anonymous
-    viewers share one rendering; a signed-in programmer, whose own row may be live, has their
-    own. None for staff (who see everything live) and once it has ended (the archive takes
-    over).
-
-    Every attempt and every hide or ban bumps the competition's version (`services`); the
-    table also expires after PUBLIC_STANDINGS_SECONDS, whatever else changed."""
-    now = timezone.now()
-    if request.user.is_staff or not competition.is_running(now):
-        return None
-    version = selectors.competition_version(competition=competition)
-    viewer = request.user.pk if request.user.is_authenticated else 0
-    view = f"standings-html:{competition.slug}:{competition.is_frozen(now)}:{viewer}"
-    html = cache.get(f"{view}:{version}")
-    if html is not None:
-        return html
-    # One request renders a new version; the others meanwhile serve the one before it, or
-    # dozens of polls arriving in the same second would all render the same table.
-    if not cache.add(f"{view}:{version}:rendering", True, RENDERING_SECONDS):
-        if (latest := cache.get(f"{view}:latest")) is not None:
-            return latest
-    html = _standings_html(request, _standings_view(request, competition))
-    cache.set_many({f"{view}:{version}": html, f"{view}:latest": html}, PUBLIC_STANDINGS_SECONDS)
-    return html
-
-
-def _etag(html: str) -> str:
-    return f'"{hashlib.sha256(html.encode()).hexdigest()[:32]}"'
 
 
 def _page_context(request: HttpRequest, competition: Competition) -> dict:

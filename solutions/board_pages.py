@@ -6,8 +6,9 @@ stale entries (their expiry only bounds how long old keys linger):
 - an anonymous visitor's whole page, keyed on its ETag (`etags.board_etag`): the ETag hashes
   everything the page shows, so the page rendered for one ETag is the page for every request
   with it; a signed-in viewer's page differs by viewer and is rendered each time;
-- a page of a board's rows, read, decorated and rendered once per board version (`live`), day,
-  scope and page;
+- a page of a board's rows, read, decorated and rendered once per board version, day, scope
+  and page (`live.rendered_once`, as a competition's standings are: one request renders a new
+  version while the others serve the one before);
 - a page of the groups ranked against each other (`?view=countries`), read once per board
   version likewise.
 
@@ -65,7 +66,9 @@ def page_cached(key: str | None) -> HttpResponse | None:
 def page_keep(key: str | None, request: HttpRequest, response: HttpResponse) -> None:
     """Keep the page rendered for `key`, unless it is this visitor's alone: one that set a
     cookie or holds a CSRF token."""
-    if key is not None and not response.cookies and "CSRF_COOKIE_USED" not in request.META:
+    if key is None or live.shows_older(request):  # its rows are older than its ETag says
+        return
+    if not response.cookies and "CSRF_COOKIE_USED" not in request.META:
         cache.set(key, (response.status_code, response.content), ROWS_CACHE_SECONDS)
 
 
@@ -165,9 +168,11 @@ def _live_context(request: HttpRequest, board: Board) -> dict:
     """Where the page's script polls its live part, and the ETag it starts from."""
     query_string = request.GET.urlencode()
     live_url = reverse("board_live", args=[board.slug])
+    # Rows older than the version read: the first poll must not be a 304 (see `live`).
+    etag = None if live.shows_older(request) else etags.board_etag(request, board.slug, True)
     return {
         "live_url": f"{live_url}?{query_string}" if query_string else live_url,
-        "live_etag": quote_etag(etags.board_etag(request, board.slug, fragment=True)),
+        "live_etag": quote_etag(etag) if etag else "",
     }
 
 
@@ -257,7 +262,7 @@ def _page_context(
     version of the last whole second) and the links to the pages around it."""
     version = etags.board_version_of(request, board.slug, polled=fragment)
     page_number = query.cleaned_data["page"] or 1
-    rendered = rows_rendered(board, version, query.day, query.scope, page_number)
+    rendered = rows_rendered(request, board, version, query.day, query.scope, page_number)
     page = rendered.page
     return {
         "page": page,
@@ -285,21 +290,22 @@ class RenderedRows:
         return mark_safe(self.html)  # rendered by our own template, escaped there
 
 
-def rows_rendered(board: Board, version: int, day: int, scope: str, page: int) -> RenderedRows:
+def rows_rendered(
+    request: HttpRequest, board: Board, version: int, day: int, scope: str, page: int
+) -> RenderedRows:
     """The rows of one page of a board day, read, decorated and rendered once per board version
     (and scope and page), then served from Django's cache: a request for an unchanged board
-    reads the version and hits the cache."""
+    reads the version and hits the cache (see `live.rendered_once`)."""
     definition = (board.slug, board.spec, board.metric, board.ties)
-    # `v2`: the entries are `board_pages.RenderedRows`; one pickled where the class lived before
-    # (`solutions.views`) is never read as it.
-    key = "board-rows:v2:" + live.etag(*definition, version, clock.today(), day, scope, page)
-    rendered = cache.get(key)
-    if rendered is None:
+    # `v3`: the entries are `board_pages.RenderedRows`, under `live.rendered_once`'s keys.
+    key = "board-rows:v3:" + live.etag(*definition, clock.today(), day, scope, page)
+
+    def render() -> RenderedRows:
         found = selectors.board_page(board=board, day=day, page=page, scope=scope)
         rows = extensions.board_rows_decorate(page=found, rows=found.rows)
-        rendered = RenderedRows(page=found, rows=rows, html=str(_rows_html(rows, found)))
-        cache.set(key, rendered, ROWS_CACHE_SECONDS)
-    return rendered
+        return RenderedRows(page=found, rows=rows, html=str(_rows_html(rows, found)))
+
+    return live.rendered_once(request, key, version, render, seconds=ROWS_CACHE_SECONDS)
 
 
 def _rows_html(

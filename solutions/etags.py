@@ -12,16 +12,22 @@ can: the visible boards and the board's version come from Django's cache (see
 `selectors.boards_visible_cached` and `live.board_version_cached`), so an anonymous poll touches
 neither SQL nor MongoDB; and it remembers on the request what it read (the board, its version)
 for the view to reuse.
+
+`live_page` decorates every live view (these, and the pages of the apps built on `solutions`
+with live parts, such as a competition's standings) the same way.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TypeVar
 
 from django.conf import settings
 from django.contrib.messages import get_messages
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import condition
 
 from . import extensions, holds, live, mongo, selectors
 from .clock import today
@@ -36,6 +42,27 @@ def request_memo(request: HttpRequest, key: tuple, compute: Callable[[], T]) -> 
     if key not in memo:
         memo[key] = compute()
     return memo[key]
+
+
+def live_page(etag_func: Callable[..., str | None]) -> Callable:
+    """Decorate a live view: every response is private and revalidated (a 304 is cheap), answered
+    304 while `etag_func(request, *args, **kwargs)` is the ETag the browser has (Django's
+    `condition`); a response that shows an older rendering than its ETag's version goes out
+    without it (see `live.rendered_once`), so the next poll gets the new one."""
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        conditional = condition(etag_func=etag_func)(view)
+
+        @functools.wraps(view)
+        def answer(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            response = conditional(request, *args, **kwargs)
+            if live.shows_older(request):
+                response.headers.pop("ETag", None)
+            return response
+
+        return cache_control(private=True, no_cache=True)(answer)
+
+    return decorate
 
 
 def boards_of(request: HttpRequest) -> list[Board]:

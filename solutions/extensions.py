@@ -36,13 +36,13 @@ from typing import Any, Literal
 
 from django.http import HttpRequest
 
-PageKind = Literal["board", "profile"]
+PageKind = Literal["board", "profile", "standings"]  # standings: a competition's (subject)
 
 RowsDecorator = Callable[..., list]
 """`fn(*, page: selectors.BoardPage, rows: list) -> list`: the rows, decorated."""
 
 FingerprintPart = Callable[..., Hashable]
-"""`fn(*, request, page: PageKind, fragment: bool, subject: Board | Programmer) -> hashable`:
+"""`fn(*, request, page: PageKind, fragment: bool, subject: Board | Programmer | ...) -> hashable`:
 what this app shows on that page for that viewer, as a value that changes when it does (None
 when the app adds nothing there)."""
 

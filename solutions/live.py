@@ -7,19 +7,24 @@ counter with everything else the page depends on (the day, the page, the filters
 so a poll answers 304 until a solve lands, then 200 with the new rows and a new ETag.
 
 Pages read the counters through Django's cache (`board_version_cached`), so a burst of polls
-costs one MongoDB read a second rather than one each.
+costs one MongoDB read a second rather than one each; and what a version shows is rendered once
+(`rendered_once`: a board's rows, a competition's standings), not once a poll.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from django.core.cache import cache
+from django.http import HttpRequest
 from pymongo import UpdateOne
 
 from . import mongo
 from .models import Board
+
+T = TypeVar("T")
 
 # How long a page may use a counter read from Django's cache. A touch drops the cached counters,
 # so on a shared cache (Redis in production) every process sees a change at once. A process with
@@ -102,3 +107,42 @@ def board_versions(slugs: Iterable[str]) -> dict[str, int]:
 def etag(*parts: object) -> str:
     """A strong ETag value (without quotes: Django's `condition` adds them) of these parts."""
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+# --- what a version shows, rendered once -----------------------------------------------------
+
+# How long the others wait for one rendering of a new version before they render it too.
+RENDERING_SECONDS = 10
+
+
+def rendered_once(
+    request: HttpRequest, key: str, version: int, render: Callable[[], T], *, seconds: int
+) -> T:
+    """What `render()` makes of `key` (all a fragment depends on but the version) at `version`,
+    made once and kept `seconds` in Django's cache: the polls of one page share one rendering.
+
+    One request renders a new version; the others meanwhile serve the latest rendering of `key`,
+    or dozens of polls arriving in the same second would all render the same fragment. Such a
+    request shows an older version than its ETag says (`shows_older`): its response must carry
+    no ETag, nor be kept as that ETag's page (`etags.live_page` drops it)."""
+    rendered = cache.get(f"{key}:{version}")
+    if rendered is not None:
+        return rendered
+    if not cache.add(f"{key}:{version}:rendering", True, RENDERING_SECONDS):
+        if (latest := cache.get(f"{key}:latest")) is not None:
+            latest_version, rendered = latest
+            if latest_version < version:
+                request.__dict__[_SHOWS_OLDER] = True
+            return rendered
+    rendered = render()
+    cache.set_many({f"{key}:{version}": rendered, f"{key}:latest": (version, rendered)}, seconds)
+    return rendered
+
+
+_SHOWS_OLDER = "_live_shows_older"
+
+
+def shows_older(request: HttpRequest) -> bool:
+    """Whether this request served a rendering older than the version it read (see
+    `rendered_once`)."""
+    return request.__dict__.get(_SHOWS_OLDER, False)

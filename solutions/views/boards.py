@@ -8,8 +8,7 @@ import math
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.cache import cache_control
-from django.views.decorators.http import condition, require_safe
+from django.views.decorators.http import require_safe
 
 from .. import board_pages, etags, selectors
 from ..forms import BoardQueryForm
@@ -23,8 +22,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
-@cache_control(private=True, no_cache=True)  # always revalidate: a 304 is cheap (see etags)
-@condition(etag_func=etags.board_etag)
+@etags.live_page(etags.board_etag)
 def board(request: HttpRequest, slug: str | None = None, fragment: bool = False) -> HttpResponse:
     """A board page, or (`fragment`) just its live part, which the page's script polls. An
     anonymous visitor's page is rendered once per ETag (see `board_pages`)."""

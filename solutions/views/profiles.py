@@ -9,8 +9,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.utils.http import quote_etag
-from django.views.decorators.cache import cache_control
-from django.views.decorators.http import condition, require_safe
+from django.views.decorators.http import require_safe
 
 from .. import cards, clock, etags, selectors
 from ..models import Programmer
@@ -19,8 +18,7 @@ CARD_CACHE_SECONDS = 300  # how long a card is kept, here and by browsers and im
 
 
 @require_safe
-@cache_control(private=True, no_cache=True)
-@condition(etag_func=etags.profile_etag)
+@etags.live_page(etags.profile_etag)
 def profile(request: HttpRequest, handle: str, fragment: bool = False) -> HttpResponse:
     """A programmer's profile, or (`fragment`) just its live part: standings and charts. The
     apps built on `solutions` add their parts (charts, follow button) with template tags. A
