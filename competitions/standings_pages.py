@@ -11,7 +11,9 @@ request, against the version as it is now.
 
 The table's ETag is built from that version and everything else the table shows: the viewer,
 staff or not, the frozen state, the competition's status and times, the following view and whom
-the viewer follows (`extensions.page_fingerprint`). Once the competition has ended nothing bumps
+the viewer follows (`extensions.page_fingerprint`), and the span of PUBLIC_STANDINGS_SECONDS the
+request falls in, so that what no version counts (an admin's edit of the problems) still shows
+within that time. Once the competition has ended nothing bumps
 its version any more (a hide or ban after the end changes the final table; the archive replaces
 the computed one), so an ended competition's ETag hashes the table itself. The whole page has no
 ETag: its clock carries the server's time of the request, which the page's script measures
@@ -101,7 +103,9 @@ def _etag(request: HttpRequest, competition: Competition) -> str:
 
 
 def _shown(competition: Competition, now: dt.datetime) -> tuple:
-    """What the table shows of the competition itself, now."""
+    """What the table shows of the competition itself, now; and the span of
+    PUBLIC_STANDINGS_SECONDS it is in, as its rendering is kept that long: what no version
+    counts (a problem renamed or added in the admin) shows within it, as before the ETags."""
     return (
         competition.slug,
         competition.status(now),
@@ -109,6 +113,7 @@ def _shown(competition: Competition, now: dt.datetime) -> tuple:
         competition.start,  # the solve minutes
         competition.freeze_at,
         competition.end,
+        int(now.timestamp() // PUBLIC_STANDINGS_SECONDS),
     )
 
 

@@ -15,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from activity.services.follows import follow_create
 from competitions import selectors as competition_selectors
 from competitions import services as competition_services
+from competitions import standings_pages
 from solutions import live, selectors, services
 from tests.conftest import NOW
 from tests.support.pages import rows
@@ -181,3 +182,18 @@ def test_no_get_of_a_live_page_writes(mongodb, now, boards, problems, alice, mon
     assert set(mongo_commands.names) <= {"find", "aggregate", "getMore", "count"}
     contest.refresh_from_db()
     assert not contest.is_archived
+
+
+def test_an_edit_no_version_counts_shows_on_the_standings_within_their_cache_time(
+    mongodb, now, problems
+):
+    """A problem renamed in the admin bumps no version: the table is kept, and its ETag holds,
+    PUBLIC_STANDINGS_SECONDS at most, as before the ETags."""
+    spring(problems)
+    report(problems, "Alice", 5)
+    etag = Client().get(STANDINGS_LIVE)["ETag"]
+    problems[0].title = "Renamed at the judges' desk"
+    problems[0].save()
+    now.shift(dt.timedelta(seconds=standings_pages.PUBLIC_STANDINGS_SECONDS + 1))
+    renamed = poll(Client(), STANDINGS_LIVE, etag)
+    assert renamed.status_code == 200 and "Renamed at the judges" in renamed.text
