@@ -37,7 +37,7 @@ which waits for it (`reading`).
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Mapping
 
 from bson import Binary
@@ -55,11 +55,9 @@ from . import (
     lease,
     maths,
     moving,
-    order_documents,
     order_writes,
     orders,
     reading,
-    sets,
 )
 
 MOVES_A_STEP = 50_000  # moves a step of the pass writes at most (orders are never split)
@@ -178,11 +176,11 @@ def _ranklist_moves(
     group's order of `day` before its moves, and after them (laid over it in memory). Taken
     before the members' orders move, so a preparation stopped between the two takes the same
     moves again (a group whose order holds the epoch already was moved in its ranklist before)."""
-    grouped = [scope for scope in by_scope if groups.kind_of(scope)]
-    roots = _roots_of(board_slug, str(day), grouped)
+    grouped = {orders.order_id(board_slug, str(day), s): s for s in by_scope if groups.kind_of(s)}
+    roots = journals.journals_read({}, grouped)[1]  # their histograms and epochs
     moves: dict[str, list[moving.Move]] = defaultdict(list)
-    for scope in grouped:
-        root = roots[scope]
+    for order, scope in grouped.items():
+        root = roots[order]
         if root.folded >= epoch:
             continue
         pairs = [(move.old, move.new) for move in by_scope[scope]]
@@ -190,23 +188,13 @@ def _ranklist_moves(
             old = reading.group_record(board_slug, str(day), scope, laid=(epoch, []))
             new = reading.group_record(board_slug, str(day), scope, laid=(epoch, pairs))
         else:
-            laid = Counter(root.histogram)
-            laid.update(journals.pairs_histogram(pairs))
             old = groups.record(scope, root.histogram)
-            new = groups.record(scope, {score: n for score, n in laid.items() if n > 0})
+            laid = folds.histogram_laid(root, epoch, journals.pairs_histogram(pairs))
+            new = groups.record(scope, laid)
         if old != new:
             kind = groups.kind_of(scope) or ""
             moves[groups.ranklist_scope(kind)].append(moving.Move(old, new))
     return moves
-
-
-def _roots_of(board_slug: str, day_key: str, scopes: list[str]) -> dict[str, sets.Manifest]:
-    """{scope: its root's histogram and the epoch it holds} on a board day ($in reads)."""
-    wanted = {orders.order_id(board_slug, day_key, scope): scope for scope in scopes}
-    fields = {**order_documents.HISTOGRAM, "folded": 1}
-    found = {doc["_id"]: doc for doc in orders.by_ids(orders.orders(), wanted, fields)}
-    decoded = {order: order_documents.manifest_decode(found.get(order)) for order in wanted}
-    return {scope: decoded[order] for order, scope in wanted.items()}
 
 
 def _orders_copy(board_slug: str, day: int) -> None:

@@ -124,17 +124,17 @@ def group_moves(
                 old, new = reading.group_records_moved(board, day_key, scope, epoch, before, after)
             else:
                 change = journals.change_read(journal.get("h", {}).get(key, {}))
-                old = groups.record(scope, _histogram_laid(base, epoch, change))
+                old = groups.record(scope, histogram_laid(base, epoch, change))
                 change.update(journals.pairs_histogram(after.values()))
                 change.subtract(journals.pairs_histogram(before.values()))
-                new = groups.record(scope, _histogram_laid(base, epoch, change))
+                new = groups.record(scope, histogram_laid(base, epoch, change))
             if old != new:
                 place = (day_key, groups.ranklist_scope(kind))
                 moves.setdefault(board, {}).setdefault(place, []).append(moving.Move(old, new))
     return moves
 
 
-def _histogram_laid(base: sets.Manifest, epoch: int, change: Mapping[int, int]) -> dict[int, int]:
+def histogram_laid(base: sets.Manifest, epoch: int, change: Mapping[int, int]) -> dict[int, int]:
     """The histogram of a manifest read for its histogram only, with the change a journal's part
     of that epoch makes laid over it unless it holds that epoch already (as `reading` does, a
     count never below zero)."""
