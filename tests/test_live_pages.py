@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 
 from django.db import connection
 from django.test import Client
@@ -52,6 +53,20 @@ def poll(client: Client, url: str, etag: str):
     return client.get(url, headers={"if-none-match": etag})
 
 
+def burst_while_rendering(render, url: str, etag: str) -> tuple[Callable, list, list]:
+    """`render` wrapped so that, while it runs, three more polls of `url` arrive (a burst): the
+    wrapper, the renderings it counts and the burst's responses."""
+    reads, during = [], []
+
+    def rendering(**kwargs):
+        reads.append(1)
+        if len(during) < 3:
+            during.append(poll(Client(), url, etag))
+        return render(**kwargs)
+
+    return rendering, reads, during
+
+
 def test_a_board_poll_while_another_renders_gets_the_rows_before_and_no_etag(
     mongodb, now, boards, problems, alice, bob, monkeypatch
 ):
@@ -59,15 +74,9 @@ def test_a_board_poll_while_another_renders_gets_the_rows_before_and_no_etag(
     first = Client().get(BOARD_LIVE)
     services.solve_record(programmer=bob, problem=problems[0], solved_at=NOW)
     now.shift(live.POLLED_VERSION_SECONDS)
-    reads, during = [], []
-    real = selectors.board_page
-
-    def rendering(**kwargs):  # a burst: another poll arrives while this one renders
-        reads.append(1)
-        if len(during) < 3:
-            during.append(poll(Client(), BOARD_LIVE, first["ETag"]))
-        return real(**kwargs)
-
+    rendering, reads, during = burst_while_rendering(
+        selectors.board_page, BOARD_LIVE, first["ETag"]
+    )
     monkeypatch.setattr(selectors, "board_page", rendering)
     after = poll(Client(), BOARD_LIVE, first["ETag"])
     assert len(reads) == 1  # one rendering for the whole burst
@@ -88,15 +97,9 @@ def test_a_standings_poll_while_another_renders_gets_the_table_before_and_no_eta
     first = Client().get(STANDINGS_LIVE)
     report(problems, "bob", 7)
     now.shift(competition_selectors.CACHED_STANDINGS_VERSION_SECONDS)
-    reads, during = [], []
-    real = competition_selectors.competition_attempts
-
-    def rendering(**kwargs):
-        reads.append(1)
-        if len(during) < 3:
-            during.append(poll(Client(), STANDINGS_LIVE, first["ETag"]))
-        return real(**kwargs)
-
+    rendering, reads, during = burst_while_rendering(
+        competition_selectors.competition_attempts, STANDINGS_LIVE, first["ETag"]
+    )
     monkeypatch.setattr(competition_selectors, "competition_attempts", rendering)
     after = poll(Client(), STANDINGS_LIVE, first["ETag"])
     assert len(reads) == 1
