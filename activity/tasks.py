@@ -16,7 +16,7 @@ from solutions.models import Board
 
 from . import selectors
 from .services.alerts import alerts_check
-from .services.history import history_snapshot
+from .services.history import STEP_DOCUMENTS, history_snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -53,8 +53,13 @@ def history_snapshot_all_task() -> int:
 
 
 @shared_task(**RETRY)
-def history_snapshot_task(board_id: int) -> dict:
+def history_snapshot_task(board_id: int, carry_on: bool = False) -> dict:
+    """A step of a board's snapshot (at most STEP_DOCUMENTS ranks); the rest is queued behind
+    what else is queued, as a step that only carries on (see `activity.services.history`)."""
     board = Board.objects.filter(pk=board_id).first()
     if board is None:
         return {}
-    return vars(history_snapshot(board=board))
+    report = history_snapshot(board=board, budget=STEP_DOCUMENTS, carry_on=carry_on)
+    if report.more:
+        history_snapshot_task.delay(board_id, carry_on=True)
+    return vars(report)

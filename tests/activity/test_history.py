@@ -5,7 +5,8 @@ import datetime as dt
 import time_machine
 
 from activity import mongo as activity_mongo
-from activity import selectors
+from activity import selectors, tasks
+from activity.services import history
 from activity.services.history import history_snapshot
 from solutions import leaderboard
 from solutions import selectors as board_selectors
@@ -92,6 +93,74 @@ def test_history_snapshots_record_each_days_final_rank_across_midnight(
         {"_id": selectors.history_id(board.slug, charlie.pk, TODAY - 1)}
     )
     assert (charlie_yesterday["rank"], charlie_yesterday["total"]) == (2, 3)  # tied with Bob
+
+
+def recorded(board) -> list[dict]:
+    """Every rank recorded for the board, in a stable order."""
+    found = activity_mongo.rank_history().find({"board": board.slug}, {"expires_at": 0})
+    return sorted(found, key=lambda document: document["_id"])
+
+
+def history_forgotten(board) -> None:
+    activity_mongo.rank_history().delete_many({"board": board.slug})
+    activity_mongo.state().delete_many({})
+
+
+def test_a_snapshot_in_small_steps_records_what_one_whole_run_does(
+    activity_db, now, boards, problems, alice, bob, charlie, rivals
+):
+    """Steps of two ranks each, across pages, ties (Bob and Charlie share a rank across a step's
+    border) and backfilled days, leave the same history as one run; no step records more."""
+    board = boards["last-7-days"]
+    with time_machine.travel(YESTERDAY, tick=False):
+        solve_many(alice, problems[:3])
+        solve_many(bob, problems[:2])
+        solve_many(charlie, problems[:2])
+        for rival in rivals:
+            solve(rival, problems[0])
+    solve(rivals[0], problems[1])
+    whole = history_snapshot(board=board)
+    expected = recorded(board)
+    assert whole.documents == 14 and not whole.more  # 7 yesterday, 7 today
+    history_forgotten(board)
+    steps = []
+    while not steps or steps[-1].more:
+        steps.append(history_snapshot(board=board, budget=2, carry_on=bool(steps)))
+    assert [step.documents for step in steps] == [2] * 7 + [0]  # the last finds the end
+    assert recorded(board) == expected
+    assert history_snapshot(board=board).days == []  # finished: the bookmark moved on
+
+
+def test_a_step_that_carries_on_never_begins_a_snapshot(
+    activity_db, now, boards, problems, alice, bob
+):
+    board = boards["last-7-days"]
+    solve(alice, problems[0])
+    history_snapshot(board=board)
+    solve(bob, problems[0])  # the board changed: beat's next run records today again
+    assert history_snapshot(board=board, budget=5, carry_on=True).days == []
+    assert history_snapshot(board=board, budget=5).days == [TODAY]
+
+
+def test_the_snapshot_task_queues_the_rest_of_a_large_board_behind_other_work(
+    activity_db, now, boards, problems, alice, bob, charlie, rivals, monkeypatch
+):
+    """The task records STEP_DOCUMENTS ranks and queues a step that carries on, until done."""
+    board = boards["last-7-days"]
+    for programmer in (alice, bob, charlie, *rivals):
+        solve(programmer, problems[0])
+    queued = []
+    monkeypatch.setattr(tasks, "STEP_DOCUMENTS", 3)
+    monkeypatch.setattr(tasks.history_snapshot_task, "delay", lambda *a, **k: queued.append((a, k)))
+    reports = [tasks.history_snapshot_task(board.pk)]
+    while queued:
+        args, kwargs = queued.pop()
+        assert (args, kwargs) == ((board.pk,), {"carry_on": True})
+        reports.append(tasks.history_snapshot_task(*args, **kwargs))
+    assert [report["documents"] for report in reports] == [3, 3, 1]
+    ranks = {d["programmer_id"]: d["rank"] for d in recorded(board) if d["day"] == TODAY}
+    assert len(ranks) == 7 and set(ranks.values()) == {1}  # everybody tied on one solve
+    assert history.STEP_DOCUMENTS >= history.WRITE_BATCH  # a step writes whole batches
 
 
 def test_all_time_arrows_come_from_the_recorded_history(

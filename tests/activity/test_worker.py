@@ -20,7 +20,7 @@ from celery.contrib.testing.worker import start_worker
 from django.core import mail
 
 from activity import mongo as activity_mongo
-from activity import selectors
+from activity import selectors, tasks
 from activity.tasks import alerts_check_all_task, history_snapshot_all_task
 from leaderboard_site.celery import app as celery_app
 from tests.activity.conftest import alert_rule, opt_in, solve, solve_many
@@ -83,20 +83,25 @@ def alerts_flow_through_the_worker(boards, problems, alice, rivals) -> None:
     wait_for(lambda: mail.outbox)
     assert [email.to for email in mail.outbox] == [["alice@example.com"]]
 
-    # The history beat task runs there too.
+    # The history beat task runs there too, each board's snapshot in steps of two ranks, each
+    # step queuing the next through the broker.
     history_snapshot_all_task.delay()
     wait_for(lambda: activity_mongo.rank_history().count_documents({"board": board.slug}) == 5)
 
 
 def test_a_real_worker_runs_the_alert_flow_over_the_embedded_server_broker(
-    activity_db, embedded_server, boards, problems, alice, rivals
+    activity_db, embedded_server, boards, problems, alice, rivals, monkeypatch
 ):
+    monkeypatch.setattr(tasks, "STEP_DOCUMENTS", 2)
     broker = urlsplit(embedded_server.uri)._replace(path=f"/broker_{uuid.uuid4().hex[:8]}")
     with worker_on(urlunsplit(broker)):
         alerts_flow_through_the_worker(boards, problems, alice, rivals)
 
 
-def test_a_real_worker_runs_the_alert_flow_over_redis(activity_db, boards, problems, alice, rivals):
+def test_a_real_worker_runs_the_alert_flow_over_redis(
+    activity_db, boards, problems, alice, rivals, monkeypatch
+):
     require_redis()
+    monkeypatch.setattr(tasks, "STEP_DOCUMENTS", 2)
     with worker_on("redis://127.0.0.1:6379/14"):
         alerts_flow_through_the_worker(boards, problems, alice, rivals)
