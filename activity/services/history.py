@@ -41,7 +41,8 @@ class HistoryReport:
 class _Progress:
     """A snapshot under way: the days left to record (the first one begun), how many of the
     first day's members are recorded, the rank and score of the last of them (shared ranks go
-    on across pages), and the board's version and today when the snapshot began."""
+    on across pages), the day's total as its first page read it, and the board's version and
+    today when the snapshot began."""
 
     days: list[int]
     version: int
@@ -49,6 +50,7 @@ class _Progress:
     offset: int = 0
     rank: int = 0
     score: int | None = None
+    total: int | None = None
 
 
 def history_record(*, board: Board, day: int) -> int:
@@ -88,7 +90,8 @@ def history_snapshot(
         else:
             progress = _begun(board, state)
         while progress.days and (budget is None or report.documents < budget):
-            report.days += [] if progress.days[0] in report.days else [progress.days[0]]
+            if progress.days[0] not in report.days:
+                report.days.append(progress.days[0])
             limit = WRITE_BATCH if budget is None else min(WRITE_BATCH, budget - report.documents)
             report.documents += _page_record(board, progress, limit)
         report.more = bool(progress.days)
@@ -123,7 +126,8 @@ def _page_record(board: Board, progress: _Progress, limit: int) -> int:
     day's members run out. Returns how many were recorded."""
     day = progress.days[0]
     key = board_selectors.day_key(board, day)
-    total = leaderboard.board_total(leaderboard.histogram(board.slug, key))
+    if progress.total is None:  # at the day's first page: all its ranks are out of one total
+        progress.total = leaderboard.board_total(leaderboard.histogram(board.slug, key))
     members = leaderboard.page(board.slug, key, "", progress.offset, limit).members
     expires = dt.datetime.combine(
         leaderboard.day_to_date(day + settings.ACTIVITY_HISTORY_DAYS), dt.time(), tzinfo=dt.UTC
@@ -135,7 +139,7 @@ def _page_record(board: Board, progress: _Progress, limit: int) -> int:
             progress.rank = progress.offset
         progress.score = member.score
         fields = {"board": board.slug, "programmer_id": member.programmer_id, "day": day}
-        fields |= {"rank": progress.rank, "score": member.score, "total": total}
+        fields |= {"rank": progress.rank, "score": member.score, "total": progress.total}
         _id = selectors.history_id(board.slug, member.programmer_id, day)
         operations.append(
             UpdateOne({"_id": _id}, {"$set": fields | {"expires_at": expires}}, upsert=True)
@@ -144,5 +148,5 @@ def _page_record(board: Board, progress: _Progress, limit: int) -> int:
         mongo.rank_history().bulk_write(operations, ordered=False)
     if len(members) < limit:
         progress.days.pop(0)
-        progress.offset, progress.rank, progress.score = 0, 0, None
+        progress.offset, progress.rank, progress.score, progress.total = 0, 0, None, None
     return len(members)

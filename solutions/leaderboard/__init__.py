@@ -2,7 +2,7 @@
 
 **The front door** (`front`, `front_reads`, re-exported here): count a solve, place what is
 pending, a rebuild; a page, a range of scores, the histogram, a standing with its neighbours, the
-places of a few, a group page, a walk in listing order; each a function in the words below,
+places of a few, a group page; each a function in the words below,
 answering with plain dataclasses. The site writes `leaderboard.page(...)`, never
 `leaderboard.reading...`: `tests/test_architecture.py` fails on an import of a module behind the
 door from outside the package. The pure maths are re-exported too (`leaderboard.Window`,

@@ -1,12 +1,12 @@
 """The engine's front door, its reads (see `front`): a page, a range of scores, the histogram,
 a programmer's standing with neighbours, their place, the places of a few, a group page and a
-group's standing, and a walk in listing order. Each reads by `_id`, each document at most once a
+group's standing. Each reads by `_id`, each document at most once a
 request, at any size (`reading`), and answers with the plain dataclasses below.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import entries, groups, maths, orders, reading
@@ -29,7 +29,6 @@ __all__ = [
     "position",
     "score_range",
     "standing",
-    "walk",
 ]
 
 
@@ -218,12 +217,6 @@ def places(
         return EntryPlaces(view.histogram_at(at), members, found, near)
 
     return reading.order_read(board_slug, day_key, scope, question)
-
-
-def walk(board_slug: str, day_key: str, scope: str = "") -> Iterator[Member]:
-    """Every member of a board day in listing order, a few sets at a time (background work such
-    as rank-history snapshots: its cost grows with the board, so never on a request)."""
-    return reading.members_in_order(board_slug, day_key, scope)
 
 
 @dataclass(frozen=True)
