@@ -94,9 +94,7 @@ def new_day_measures(
 
     solve, page = _Runs(), _Runs()
     moved: list[int] = []
-    today = clock.today()
-    for attempt in range(-1, repeat):
-        day = today + attempt + 2
+    for attempt, day in enumerate(_days_measured(repeat), start=-1):
         midnight = leaderboard.day_start(day, settings.LEADERBOARD_TIME_ZONE)
         with time_machine.travel(midnight + dt.timedelta(seconds=1), tick=True):
             due = programmers_moved(boards, day)
@@ -116,6 +114,24 @@ def new_day_measures(
     note = f"{days} moving {moves} programmers (summed over its {len(boards)} boards)"
     yield solve.measure(size, NEW_DAY_SOLVE, note)
     yield page.measure(size, NEW_DAY_PAGE, f"{days} read after the day's first solve")
+
+
+def _days_measured(repeat: int) -> list[int]:
+    """The new days the rows run on from tomorrow, one to warm up and one a run."""
+    return [clock.today() + 1 + n for n in range(repeat + 1)]
+
+
+def solve_days_read(boards: list[Board], repeat: int) -> set[int]:
+    """The solve days whose logs the rows' day changes read (on every board, each day
+    measured's `days_moving`): the seed logs these (see `seed`). A run that crosses midnight
+    measures a day later, whose oldest leaving day is not logged: it moves fewer programmers,
+    which its note counts from the same logs."""
+    return {
+        solve_day
+        for day in _days_measured(repeat)
+        for board in boards
+        for solve_day in board.spec.days_moving(day)
+    }
 
 
 def programmers_moved(boards: list[Board], day: int) -> int:

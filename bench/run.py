@@ -19,10 +19,10 @@ from solutions.models import Board, Programmer
 from .counting import CommandCounter, Measure
 from .in_process import in_process_measures
 from .ingest import INGEST_CLIENTS, ingest_through_api
-from .new_day import new_day_measures
+from .new_day import new_day_measures, solve_days_read
 from .on_redis import redis_bench
 from .report import INGEST, progress_line
-from .seed import bench_seed, best_board, programmer_in_the_middle, scratch_database
+from .seed import bench_seed, best_board, scratch_database
 from .web import web_measures
 
 
@@ -130,6 +130,12 @@ def _seeded(run: _Run, size: int) -> tuple[list[Programmer], Programmer]:
     """`size` programmers seeded on every board (the run told how long it took), and the one
     in the middle of the measured board, whose reads and solves are measured."""
     started = time.perf_counter()
-    programmers = bench_seed(boards=run.boards, size=size, rng=random.Random(size))
+    seeded = bench_seed(
+        boards=run.boards,
+        measured=run.board,
+        size=size,
+        rng=random.Random(size),
+        log_days=solve_days_read(run.boards, run.repeat),
+    )
     run.report(f"Seeded {size:,} programmers in {time.perf_counter() - started:.1f} s.")
-    return programmers, programmer_in_the_middle(board=run.board, programmers=programmers)
+    return seeded.programmers, seeded.middle

@@ -10,8 +10,11 @@ process is known (for its CPU, see `cpu`).
 
 The seeded solves are logged too (in `solves`, as an import logs them): a new day's orders are
 made from the day before by moving the programmers who solved on the day leaving the window,
-found in the log (`new_day`). Without a best-score board among the site's, the bench measures
-one of its own (`best_board`), seeded from scored reports logged in `scores`.
+found in the log (`new_day`). Only the days those rows read are logged (and every solve of the
+programmer measured, whose profile reads them): at a million the whole log is seven million
+documents, written at some 1,700 a second, which no row reads. Without a best-score board among
+the site's, the bench measures one of its own (`best_board`), seeded from scored reports logged
+in `scores`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import datetime as dt
 import math
 import random
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
@@ -53,6 +56,15 @@ class Server:
 
     uri: str
     pid: int | None
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """The programmers seeded, and the one in the middle of the measured board, whose reads and
+    solves are measured (`programmer_in_the_middle`)."""
+
+    programmers: list[Programmer]
+    middle: Programmer
 
 
 @contextlib.contextmanager
@@ -151,12 +163,21 @@ def _solvers_seed(programmers: list[Programmer], solves: dict[int, list[dict]]) 
     stats.finish()
 
 
-def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Programmer]:
+def bench_seed(
+    *,
+    boards: list[Board],
+    measured: Board,
+    size: int,
+    rng: random.Random,
+    log_days: Collection[int] | None = None,
+) -> Seeded:
     """`size` programmers with 1 to 8 solves over the last 10 days (one today, so everybody is on
     every board), in an organization of about ORGANIZATION_SIZE and most in a country, built in
     bulk like an import: entries streamed from their solves, then every order sorted and cut
     into sets. Programmers are not saved in SQL (their ids from SEED_IDS): the reads and writes
-    measured in process only use their id, handle and groups."""
+    measured in process only use their id, handle and groups. The logs hold the solves and
+    reports of `log_days` (all days when None) and every one of the programmer in the middle of
+    `measured`."""
     midnight, elapsed = _today_so_far()
     now_day = services.solve_day(midnight)
     programmers = _programmers_made(size, rng)
@@ -169,11 +190,20 @@ def bench_seed(*, boards: list[Board], size: int, rng: random.Random) -> list[Pr
         )
         leaderboard.board_rebuild(board.slug, board.spec, computed, now_day, dry_run=False)
     _solvers_seed(programmers, solves)
-    _logs_write(solves, scores)
+    middle = programmer_in_the_middle(board=measured, programmers=programmers)
+
+    def logged(pid: int, solve: dict) -> bool:
+        return (
+            log_days is None
+            or pid == middle.pk
+            or services.solve_day(solve["solved_at"]) in log_days
+        )
+
+    _logs_write(solves, scores, logged)
     # Measured on a server that has written the seed out (`fsync`: a checkpoint), so that the
     # writing of gigabytes at a million does not fall inside the first measures.
     mongo.get_db().client.admin.command("fsync")
-    return programmers
+    return Seeded(programmers, middle)
 
 
 def _programmers_made(size: int, rng: random.Random) -> list[Programmer]:
@@ -257,13 +287,20 @@ def _entry_of(
     return entry, [s["_id"] for s in scores[programmer.pk]]
 
 
-def _logs_write(solves: dict[int, list[dict]], scores: dict[int, list[dict]]) -> None:
+def _logs_write(
+    solves: dict[int, list[dict]],
+    scores: dict[int, list[dict]],
+    logged: Callable[[int, dict], bool],
+) -> None:
     """The seeded solves in the `solves` log and the reports in `scores`, applied, as an import
-    leaves them (the last solve of each is SOLVED_BY_ALL, in its count; the others are in none)."""
+    leaves them (the last solve of each is SOLVED_BY_ALL, in its count; the others are in none):
+    those `logged` (by the programmer's id and the solve or report)."""
     logged_at = timezone.now()
     batch: list[dict] = []
     for pid, theirs in solves.items():
         for n, solve in enumerate(theirs):
+            if not logged(pid, solve):
+                continue
             last = n == len(theirs) - 1
             batch.append(
                 {
@@ -286,6 +323,7 @@ def _logs_write(solves: dict[int, list[dict]], scores: dict[int, list[dict]]) ->
         | {"logged_at": logged_at}
         for pid, theirs in scores.items()
         for report in theirs
+        if logged(pid, report)
     ]
     for start in range(0, len(reports), 10_000):
         mongo.scores().insert_many(reports[start : start + 10_000], ordered=False)

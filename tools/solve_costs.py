@@ -114,7 +114,8 @@ def seeded(options):
     boards = [board for board in Board.objects.all() if not board.is_best]
     mongo.ensure_indexes([board.slug for board in boards])
     size = options.programmers
-    programmers = bench_seed(boards=boards, size=size, rng=random.Random(size))
+    seeded = bench_seed(boards=boards, measured=boards[0], size=size, rng=random.Random(size))
+    programmers = seeded.programmers
     in_a_country = [programmer for programmer in programmers if programmer.country]
     others = random.Random(size + 1).sample(in_a_country, min(len(in_a_country), 1000))
     problem, now = Problem(slug="solve-costs", points=50), timezone.now()
