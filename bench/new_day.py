@@ -94,7 +94,7 @@ def new_day_measures(
 
     solve, page = _Runs(), _Runs()
     moved: list[int] = []
-    for attempt, day in enumerate(_days_measured(repeat), start=-1):
+    for attempt, day in enumerate(days_measured(repeat), start=-1):
         midnight = leaderboard.day_start(day, settings.LEADERBOARD_TIME_ZONE)
         with time_machine.travel(midnight + dt.timedelta(seconds=1), tick=True):
             due = programmers_moved(boards, day)
@@ -116,7 +116,7 @@ def new_day_measures(
     yield page.measure(size, NEW_DAY_PAGE, f"{days} read after the day's first solve")
 
 
-def _days_measured(repeat: int) -> list[int]:
+def days_measured(repeat: int) -> list[int]:
     """The new days the rows run on from tomorrow, one to warm up and one a run."""
     return [clock.today() + 1 + n for n in range(repeat + 1)]
 
@@ -128,7 +128,7 @@ def solve_days_read(boards: list[Board], repeat: int) -> set[int]:
     which its note counts from the same logs."""
     return {
         solve_day
-        for day in _days_measured(repeat)
+        for day in days_measured(repeat)
         for board in boards
         for solve_day in board.spec.days_moving(day)
     }

@@ -6,6 +6,7 @@ bench's own are columns (figures, never asserted as times)."""
 
 from __future__ import annotations
 
+import random
 import re
 from io import StringIO
 from unittest import mock
@@ -15,15 +16,22 @@ import redis
 from django.core.management import call_command
 from pymongo import MongoClient
 
-from bench.counting import HTTP_CACHED, HTTP_UNCACHED, IN_PROCESS
+from bench.counting import HTTP_CACHED, HTTP_UNCACHED, IN_PROCESS, CommandCounter
 from bench.in_process import ANOTHER_EACH_TIME, SCORE_REPORTED
-from bench.new_day import NEW_DAY_PAGE, NEW_DAY_SOLVE
+from bench.new_day import (
+    NEW_DAY_PAGE,
+    NEW_DAY_SOLVE,
+    days_measured,
+    programmers_moved,
+    solve_days_read,
+)
 from bench.report import DJANGO_CPU, SERVER_CPU, bytes_flat
 from bench.run import bench_run
-from bench.seed import SCORE_PROBLEMS
+from bench.seed import SCORE_PROBLEMS, bench_seed, best_board, scratch_database
 from bench.web import SCORE_RANGE
-from solutions import solvers
+from solutions import mongo, solvers
 from solutions.leaderboard import encoding, journals, sets
+from solutions.models import Board
 from tests.services_available import REDIS_URL, require_redis
 
 # Ordered with the database tests (pytest-django runs tests with no database mark last, after
@@ -281,6 +289,35 @@ def test_each_request_through_http_costs_the_same_commands_at_200_and_2000_progr
         assert small[name].received < large[name].received <= full_set + 8 * 1024, name
     assert large["last page (API)"].received <= full_set + 8 * 1024
     assert large["around me (4) with forecast (API)"].received <= 2 * full_set + 8 * 1024
+
+
+def test_the_seed_logs_what_the_new_day_rows_and_the_profile_read_and_no_more(
+    embedded_server, db, settings
+):
+    # The seed logs only the solve days the new-day rows' day changes read, and every solve of
+    # the programmer measured: those rows move whom a whole log would have them move, and the
+    # profile lists the same solves, from a log a fraction of the size.
+    def seeded(name: str, log_days: set[int] | None) -> tuple[list[int], int, int, int]:
+        settings.MONGODB_DB = name
+        with best_board(list(Board.objects.all())) as boards:
+            with scratch_database(embedded_server.uri, CommandCounter()):
+                mongo.ensure_indexes([board.slug for board in boards])
+                board = next(board for board in boards if board.slug == "last-7-days")
+                seed = bench_seed(
+                    boards=boards, measured=board, size=300, rng=random.Random(3), log_days=log_days
+                )
+                moved = [programmers_moved(boards, day) for day in days_measured(repeat=2)]
+                own = mongo.solves().count_documents({"programmer_id": seed.middle.pk})
+                return moved, own, mongo.solves().count_documents({}), seed.middle.pk
+
+    with best_board(list(Board.objects.all())) as boards:
+        days = solve_days_read(boards, repeat=2)
+    whole = seeded("leaderboard_test_whole", None)
+    part = seeded("leaderboard_test_part", days)
+    moved, own, logged, middle = part
+    assert (moved, own, middle) == (whole[0], whole[1], whole[3])
+    assert all(each > 0 for each in moved) and own >= 1
+    assert logged < whole[2] / 2  # three days of ten, and the one programmer's
 
 
 def test_the_command_prints_one_markdown_table_with_the_sizes_side_by_side(
