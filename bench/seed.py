@@ -191,15 +191,7 @@ def bench_seed(
         leaderboard.board_rebuild(board.slug, board.spec, computed, now_day, dry_run=False)
     _solvers_seed(programmers, solves)
     middle = programmer_in_the_middle(board=measured, programmers=programmers)
-
-    def logged(pid: int, solve: dict) -> bool:
-        return (
-            log_days is None
-            or pid == middle.pk
-            or services.solve_day(solve["solved_at"]) in log_days
-        )
-
-    _logs_write(solves, scores, logged)
+    _logs_write(solves, scores, _logged_of(log_days, middle))
     # Measured on a server that has written the seed out (`fsync`: a checkpoint), so that the
     # writing of gigabytes at a million does not fall inside the first measures.
     mongo.get_db().client.admin.command("fsync")
@@ -285,6 +277,18 @@ def _entry_of(
     who = leaderboard.Identity(programmer.pk, programmer.handle, tuple(programmer.group_scopes()))
     entry = leaderboard.entry_from_reports(board.spec, who, reports, now_day)
     return entry, [s["_id"] for s in scores[programmer.pk]]
+
+
+def _logged_of(log_days: Collection[int] | None, middle: Programmer) -> Callable[[int, dict], bool]:
+    """Whether the logs hold a programmer's solve or report: every one of `middle`'s, and the
+    others' on `log_days` (all when None)."""
+
+    def logged(pid: int, solve: dict) -> bool:
+        if log_days is None or pid == middle.pk:
+            return True
+        return services.solve_day(solve["solved_at"]) in log_days
+
+    return logged
 
 
 def _logs_write(
