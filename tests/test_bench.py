@@ -297,7 +297,7 @@ def test_the_seed_logs_what_the_new_day_rows_and_the_profile_read_and_no_more(
     # The seed logs only the solve days the new-day rows' day changes read, and every solve of
     # the programmer measured: those rows move whom a whole log would have them move, and the
     # profile lists the same solves, from a log a fraction of the size.
-    def seeded(name: str, log_days: set[int] | None) -> tuple[list[int], int, int, int]:
+    def seeded(name: str, log_days: set[int] | None) -> dict:
         settings.MONGODB_DB = name
         with best_board(list(Board.objects.all())) as boards:
             with scratch_database(embedded_server.uri, CommandCounter()):
@@ -306,18 +306,21 @@ def test_the_seed_logs_what_the_new_day_rows_and_the_profile_read_and_no_more(
                 seed = bench_seed(
                     boards=boards, measured=board, size=300, rng=random.Random(3), log_days=log_days
                 )
-                moved = [programmers_moved(boards, day) for day in days_measured(repeat=2)]
-                own = mongo.solves().count_documents({"programmer_id": seed.middle.pk})
-                return moved, own, mongo.solves().count_documents({}), seed.middle.pk
+                return {
+                    "moved": [programmers_moved(boards, day) for day in days_measured(repeat=2)],
+                    "own": mongo.solves().count_documents({"programmer_id": seed.middle.pk}),
+                    "middle": seed.middle.pk,
+                    "logged": mongo.solves().count_documents({}),
+                }
 
     with best_board(list(Board.objects.all())) as boards:
         days = solve_days_read(boards, repeat=2)
     whole = seeded("leaderboard_test_whole", None)
     part = seeded("leaderboard_test_part", days)
-    moved, own, logged, middle = part
-    assert (moved, own, middle) == (whole[0], whole[1], whole[3])
-    assert all(each > 0 for each in moved) and own >= 1
-    assert logged < whole[2] / 2  # three days of ten, and the one programmer's
+    for figure in ("moved", "own", "middle"):
+        assert part[figure] == whole[figure], figure
+    assert all(each > 0 for each in part["moved"]) and part["own"] >= 1
+    assert part["logged"] < whole["logged"] / 2  # three days of ten, and the one programmer's
 
 
 def test_the_command_prints_one_markdown_table_with_the_sizes_side_by_side(
