@@ -20,8 +20,9 @@ Its parts, one module each:
 - `in_process`: selectors and services called directly: the engine's own cost.
 - `web`: the site served over HTTP from a thread of the bench, and the requests users make.
 - `ingest`: solves posted through gunicorn from 8 clients at once (`--ingest`).
-- `new_day`: the first solve after each of a few midnights, with the day change it brings, and
-  the first page read after it (the clock moved on, last at each size).
+- `new_day`: tomorrow made in the last hour of today (its beginning, its pass off the lease, its
+  finish), then the first solve after each of a few midnights, with the day change it brings,
+  and the first page read after it (the clock moved on, last at each size).
 - `on_redis`: the same reads and a forward-dated solve on Redis sorted sets (`--redis`).
 - `report`: the table and what is not the same at every size.
 - `run`: the sizes one after another.

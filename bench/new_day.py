@@ -35,6 +35,10 @@ from .cpu import CpuReading
 
 NEW_DAY_SOLVE = "new day: the first solve after midnight (with the day change's work)"
 NEW_DAY_PAGE = "new day: first board page"
+LAST_HOUR_BEGIN = "last hour: the solve that begins tomorrow (under the lease)"
+LAST_HOUR_PASS = "last hour: tomorrow's pass (the prepare task, off the lease)"
+LAST_HOUR_FINISH = "last hour: the solve that finishes tomorrow (under the lease)"
+LAST_HOUR_OTHERS = 20  # programmers who solve between tomorrow's beginning and its pass
 
 
 @dataclass
@@ -116,19 +120,79 @@ def new_day_measures(
     yield page.measure(size, NEW_DAY_PAGE, f"{days} read after the day's first solve")
 
 
+def last_hour_measures(
+    counter: CommandCounter,
+    *,
+    boards: list[Board],
+    programmer: Programmer,
+    others: list[Programmer],
+    size: int,
+    repeat: int,
+) -> Iterator[Measure]:
+    """A day made in the last hour of the day before, as a site with beat makes it
+    (`day_change`): the bench's programmer's solve begins it, LAST_HOUR_OTHERS others solve, the
+    prepare task's pass moves everybody the day changes (off the applier's lease, while solves
+    go on), and the programmer's next solve finishes it with the others. Once: a day begins
+    once. The day after the new-day rows' (`last_hour_day`), so that theirs stay as they were."""
+    day, others = last_hour_day(repeat), others[:LAST_HOUR_OTHERS]
+    begin, passing, finish = _last_hour_runs(counter, boards, programmer, others, day)
+    moved = f"moving {programmers_moved(boards, day):,} programmers (summed over its boards)"
+    yield begin.measure(size, LAST_HOUR_BEGIN, "a fold and the roots copied, on every board")
+    yield passing.measure(size, LAST_HOUR_PASS, moved)
+    meanwhile = f"with the {len(others)} who solved before the pass"
+    yield finish.measure(size, LAST_HOUR_FINISH, meanwhile)
+
+
+def _last_hour_runs(
+    counter: CommandCounter,
+    boards: list[Board],
+    programmer: Programmer,
+    others: list[Programmer],
+    day: int,
+) -> tuple[_Runs, _Runs, _Runs]:
+    """The beginning, the pass and the finish of `day`, 50 minutes before its midnight."""
+    import time_machine
+
+    windows = {board.slug: board.spec for board in boards}
+    evening = leaderboard.day_start(day, settings.LEADERBOARD_TIME_ZONE) - dt.timedelta(minutes=50)
+    begin, passing, finish = _Runs(), _Runs(), _Runs()
+
+    def solve(who: Programmer, problem: str) -> Callable[[], object]:
+        made = Problem(slug=f"bench-last-hour-{problem}", points=50)
+        return lambda: services.solve_record(programmer=who, problem=made, solved_at=timezone.now())
+
+    with time_machine.travel(evening, tick=True):
+        begin.run(counter, solve(programmer, "begins"), timed=True)
+        for other in others:
+            solve(other, "meanwhile")()
+        passing.run(counter, lambda: leaderboard.days_pass(windows), timed=True)
+        finish.run(counter, solve(programmer, "finishes"), timed=True)
+    return begin, passing, finish
+
+
 def days_measured(repeat: int) -> list[int]:
     """The new days the rows run on from tomorrow, one to warm up and one a run."""
     return [clock.today() + 1 + n for n in range(repeat + 1)]
 
 
+def last_hour_day(repeat: int) -> int:
+    """The day the last-hour rows make, the day after the new-day rows' last."""
+    return days_measured(repeat)[-1] + 1
+
+
+def days_changed(repeat: int) -> list[int]:
+    """Every day the rows change to: the new-day rows' and the last-hour rows'."""
+    return [*days_measured(repeat), last_hour_day(repeat)]
+
+
 def solve_days_read(boards: list[Board], repeat: int) -> set[int]:
     """The solve days whose logs the rows' day changes read (on every board, each day
-    measured's `days_moving`): the seed logs these (see `seed`). A run that crosses midnight
+    changed to's `days_moving`): the seed logs these (see `seed`). A run that crosses midnight
     measures a day later, whose oldest leaving day is not logged: it moves fewer programmers,
     which its note counts from the same logs."""
     return {
         solve_day
-        for day in days_measured(repeat)
+        for day in days_changed(repeat)
         for board in boards
         for solve_day in board.spec.days_moving(day)
     }

@@ -19,7 +19,7 @@ from solutions.models import Board, Programmer
 from .counting import CommandCounter, Measure
 from .in_process import in_process_measures
 from .ingest import INGEST_CLIENTS, ingest_through_api
-from .new_day import new_day_measures, solve_days_read
+from .new_day import last_hour_measures, new_day_measures, solve_days_read
 from .on_redis import redis_bench
 from .report import INGEST, progress_line
 from .seed import bench_seed, best_board, scratch_database
@@ -116,11 +116,29 @@ def _size_measures(run: _Run, size: int) -> Iterator[Measure]:
         how = f"gunicorn, {INGEST_CLIENTS} clients"
         yield Measure(size, INGEST, how, {}, 0, 0, rate, rate)
     # Last: they move the orders' days past the real clock's (see `new_day`).
+    yield from _days_measures(run, size, programmers, middle)
+
+
+def _days_measures(
+    run: _Run, size: int, programmers: list[Programmer], middle: Programmer
+) -> Iterator[Measure]:
+    """The new days, then a day made in the last hour of the day before (`new_day`), with
+    others drawn from the programmers to solve while it is made."""
     yield from new_day_measures(
         run.counter,
         board=run.board,
         boards=run.boards,
         programmer=middle,
+        size=size,
+        repeat=run.repeat,
+    )
+    drawn = random.Random(size).sample(programmers, min(len(programmers), 101))
+    others = [programmer for programmer in drawn if programmer != middle][:100]
+    yield from last_hour_measures(
+        run.counter,
+        boards=run.boards,
+        programmer=middle,
+        others=others,
         size=size,
         repeat=run.repeat,
     )

@@ -13,6 +13,12 @@ def solves_repair_task() -> int:
 
 
 @shared_task
+def days_prepare_task() -> int:
+    """Make tomorrow's orders in the last hour of today (beat runs it every minute)."""
+    return services.days_prepare()
+
+
+@shared_task
 def orders_prune_task() -> int:
     """Drop the board orders of days past the history kept (beat runs it every hour)."""
     return services.orders_prune()

@@ -19,9 +19,12 @@ from pymongo import MongoClient
 from bench.counting import HTTP_CACHED, HTTP_UNCACHED, IN_PROCESS, CommandCounter
 from bench.in_process import ANOTHER_EACH_TIME, SCORE_REPORTED
 from bench.new_day import (
+    LAST_HOUR_BEGIN,
+    LAST_HOUR_FINISH,
+    LAST_HOUR_PASS,
     NEW_DAY_PAGE,
     NEW_DAY_SOLVE,
-    days_measured,
+    days_changed,
     programmers_moved,
     solve_days_read,
 )
@@ -125,11 +128,12 @@ def test_reads_and_solves_cost_the_same_commands_at_200_and_2000_programmers(
     examined_large = {
         r.operation: r.examined for r in by_size(measured, 2000, (IN_PROCESS,)).values()
     }
-    # A new day's change reads the programmers it moves (the test after this one); a
-    # programmer's own solves are read by a scan of the log on the embedded server (the xfail
-    # below).
+    # A new day's change reads the programmers it moves, and its beginning in the last hour
+    # folds what the journal holds (the tests after this one); a programmer's own solves are
+    # read by a scan of the log on the embedded server (the xfail below).
+    last_hour = (LAST_HOUR_BEGIN, LAST_HOUR_PASS, LAST_HOUR_FINISH)
     for each in (examined, examined_large):
-        for operation in (NEW_DAY_SOLVE, "profile", "year and streaks"):
+        for operation in (NEW_DAY_SOLVE, *last_hour, "profile", "year and streaks"):
             each.pop(operation)
     assert examined.pop("group page") == 2 and examined_large.pop("group page") <= 4
     # The page's days and minutes: a day holds 20 or 200 of the solvers, so a page spans more
@@ -170,6 +174,25 @@ def test_a_new_days_first_page_costs_what_any_page_does_and_its_change_is_the_da
     # Ten times the programmers, ten times the moves: the work follows them, and the commands
     # grow far less (each order's sets read and written once, in `$in` reads and bulks).
     assert large.commands < 3 * small.commands
+
+
+def test_tomorrows_lease_held_parts_do_not_grow_with_the_programmers_the_day_moves(measured):
+    """A day made in the last hour of the day before: its pass moves the programmers the day
+    brings, ten times as many at 2,000, off the lease. What holds the lease (its beginning: the
+    journal's fold and the roots copied; its finish: the twenty who solved meanwhile) takes about
+    the same commands at both sizes: its bytes follow the sizes of a journal, a root and a set,
+    which stop growing at a bound (README, "The largest document of each collection"), not
+    the moves."""
+    small, large = (by_size(measured, size, (IN_PROCESS,)) for size in (200, 2000))
+
+    def moved(row):
+        return int(re.search(r"moving ([\d,]+)", row.note).group(1).replace(",", ""))
+
+    assert moved(large[LAST_HOUR_PASS]) > 5 * moved(small[LAST_HOUR_PASS]) > 0
+    assert large[LAST_HOUR_PASS].commands > 1.5 * small[LAST_HOUR_PASS].commands
+    for held in (LAST_HOUR_BEGIN, LAST_HOUR_FINISH):
+        assert large[held].commands <= 1.3 * small[held].commands, held
+    assert large[LAST_HOUR_FINISH].received < large[LAST_HOUR_PASS].received / 2
 
 
 @pytest.mark.xfail(
@@ -294,9 +317,9 @@ def test_each_request_through_http_costs_the_same_commands_at_200_and_2000_progr
 def test_the_seed_logs_what_the_new_day_rows_and_the_profile_read_and_no_more(
     embedded_server, db, settings
 ):
-    # The seed logs only the solve days the new-day rows' day changes read, and every solve of
-    # the programmer measured: those rows move whom a whole log would have them move, and the
-    # profile lists the same solves, from a log a fraction of the size.
+    # The seed logs only the solve days the day changes of the new-day and last-hour rows read,
+    # and every solve of the programmer measured: those rows move whom a whole log would have
+    # them move, and the profile lists the same solves, from a log a fraction of the size.
     def seeded(name: str, log_days: set[int] | None) -> dict:
         settings.MONGODB_DB = name
         with best_board(list(Board.objects.all())) as boards:
@@ -307,7 +330,7 @@ def test_the_seed_logs_what_the_new_day_rows_and_the_profile_read_and_no_more(
                     boards=boards, measured=board, size=300, rng=random.Random(3), log_days=log_days
                 )
                 return {
-                    "moved": [programmers_moved(boards, day) for day in days_measured(repeat=2)],
+                    "moved": [programmers_moved(boards, day) for day in days_changed(repeat=2)],
                     "own": mongo.solves().count_documents({"programmer_id": seed.middle.pk}),
                     "middle": seed.middle.pk,
                     "logged": mongo.solves().count_documents({}),
@@ -320,7 +343,7 @@ def test_the_seed_logs_what_the_new_day_rows_and_the_profile_read_and_no_more(
     for figure in ("moved", "own", "middle"):
         assert part[figure] == whole[figure], figure
     assert all(each > 0 for each in part["moved"]) and part["own"] >= 1
-    assert part["logged"] < whole["logged"] / 2  # three days of ten, and the one programmer's
+    assert part["logged"] < whole["logged"] / 2  # a few days of ten, and the one programmer's
 
 
 def test_the_command_prints_one_markdown_table_with_the_sizes_side_by_side(
@@ -337,10 +360,11 @@ def test_the_command_prints_one_markdown_table_with_the_sizes_side_by_side(
     for column in (*columns, SERVER_CPU, DJANGO_CPU):
         assert f"| {column} |" in heading, column
     rows = [line for line in lines if line.startswith("| ") and line != heading]
-    # One row per operation, the sizes side by side: 16 in process, a score reported, the new
-    # day's first solve and page, and the requests through HTTP.
-    assert len(rows) == 16 + 1 + 2 + len(HTTP_ROWS)
-    for name in (SCORE_REPORTED, NEW_DAY_SOLVE, NEW_DAY_PAGE, SCORE_RANGE):
+    # One row per operation, the sizes side by side: 16 in process, a score reported, tomorrow's
+    # three parts in the last hour, the new day's first solve and page, and the requests through
+    # HTTP.
+    assert len(rows) == 16 + 1 + 3 + 2 + len(HTTP_ROWS)
+    for name in (SCORE_REPORTED, LAST_HOUR_PASS, NEW_DAY_SOLVE, NEW_DAY_PAGE, SCORE_RANGE):
         assert any(row.startswith(f"| {name} |") for row in rows), name
     # Through --uri the server's process is not known: "—" in its column, a figure in Django's.
     cells = [row.split(" | ") for row in rows]

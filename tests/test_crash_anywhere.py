@@ -14,10 +14,11 @@ import random
 from collections import Counter
 
 import pytest
+import time_machine
 from pymongo.errors import AutoReconnect
 
 from solutions import clock, mongo, selectors, services
-from solutions.leaderboard import ALL_TIME, ROLLING, entries
+from solutions.leaderboard import ALL_TIME, ROLLING, entries, journals, lease
 from solutions.models import Board, Problem
 from tests.conftest import NOW, lease_run_out, make_programmer
 from tests.support.engine import orders_hold_the_entries
@@ -160,3 +161,61 @@ def test_solves_and_reports_stopped_at_any_write_leave_every_board_as_the_log_re
     for board in every:
         orders_hold_the_entries(board, range(today - 4, today + board.spec.span))
     every_board_is_a_rebuild_from_the_log(every, today)
+
+
+def last_hour_solve_or_task(kind, chance, people, problems, minute) -> None:
+    """One thing of the last hour of the day: a solve (now, or late for the day before) or a
+    run of the prepare task."""
+    now = LAST_HOUR + dt.timedelta(minutes=minute)
+    with time_machine.travel(now, tick=False):
+        if kind == "task":
+            services.days_prepare()
+            return
+        late = dt.timedelta(days=chance.randrange(2)) if chance.random() < 0.3 else dt.timedelta()
+        services.solve_record(
+            programmer=chance.choice(people), problem=chance.choice(problems), solved_at=now - late
+        )
+
+
+LAST_HOUR = NOW.replace(hour=23, minute=0, second=0)  # the tests' time zone is UTC
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_tomorrow_made_through_writes_lost_anywhere_is_what_the_entries_say(
+    mongodb, boards, monkeypatch, seed
+):
+    """The last hour of a day, with tomorrow made while the solves go on: solves and runs of the
+    prepare task (which begins tomorrow, does its passes off the lease and finishes them) stopped
+    at any write. Then every order up to tomorrow holds every entry once, and every board is
+    what a rebuild from the log makes of it, before midnight and after."""
+    chance = random.Random(seed)
+    small_orders(monkeypatch, chance)
+    people = [make_programmer(f"p{n:02d}") for n in range(10)]
+    problems = [Problem.objects.create(slug=f"c{i}", title=f"C{i}", answer="1") for i in range(8)]
+    for n in range(12):  # the days before, that tonight's change moves people out of
+        when = NOW - dt.timedelta(days=7 - n // 2)
+        with time_machine.travel(when, tick=False):
+            services.solve_record(
+                programmer=chance.choice(people), problem=chance.choice(problems), solved_at=when
+            )
+    stopped = Counter()
+    for minute in range(1, 50):
+        kind = "task" if chance.random() < 0.3 else "solve"
+        lost = StorageLost(at=chance.randrange(1, 30), after=chance.random() < 0.5, done=chance)
+        try:
+            with lost.armed():
+                last_hour_solve_or_task(kind, chance, people, problems, minute)
+        except AutoReconnect:
+            stopped[kind] += 1
+            lease.appliers().update_many({}, {"$set": {"until": 0}})  # every lease runs out
+    assert stopped["solve"] and stopped["task"]
+    with time_machine.travel(LAST_HOUR + dt.timedelta(minutes=55), tick=False):
+        services.solves_repair()
+        services.days_prepare()
+        tonight = clock.today()
+        for board in boards.values():
+            assert journals.journal_heads([board.slug])[board.slug].frontier in (None, tonight + 1)
+            orders_hold_the_entries(board, range(tonight - 4, tonight + 2))
+        every_board_is_a_rebuild_from_the_log(list(boards.values()), tonight)
+    with time_machine.travel(LAST_HOUR + dt.timedelta(hours=1), tick=False):
+        every_board_is_a_rebuild_from_the_log(list(boards.values()), tonight + 1)

@@ -7,6 +7,7 @@ preparation stopped midway. Every board day is compared with a count of the solv
 from __future__ import annotations
 
 import datetime as dt
+import random
 from collections import defaultdict
 from unittest import mock
 from zoneinfo import ZoneInfo
@@ -15,7 +16,7 @@ import pytest
 import time_machine
 
 from solutions import clock, leaderboard, mongo, selectors, services
-from solutions.leaderboard import day_change, journals, lease, order_writes, orders
+from solutions.leaderboard import day_change, journals, lease, order_writes, orders, sets
 from solutions.models import Board, Problem, Programmer
 
 TZ = "Asia/Dhaka"  # UTC+6: the leaderboard's midnight is 18:00 UTC
@@ -152,13 +153,58 @@ def test_the_first_solve_after_midnight_prepares_the_day_then_counts(evening, da
         every_board_is_counted(boards, range(DAY - 7, DAY + 2))
 
 
-def test_a_solve_in_the_last_hour_prepares_tomorrow_and_counts_on_both_days(evening, dave):
+def test_a_solve_in_the_last_hour_begins_tomorrow_and_the_task_makes_it_while_solves_go_on(
+    evening, alice, dave
+):
+    """The last hour's first batch begins tomorrow (its orders copies of today's); the solves
+    go on, each placed at once on today's boards, while the prepare task moves tomorrow's
+    orders off the lease; the next batch finishes tomorrow with whoever moved meanwhile: Alice,
+    who falls off the week tonight and comes back, and Dave, new on every board."""
     boards, problems = evening
+    week = boards["last-7-days"]
     solve(dave, next(problems), at(DAY, 23, 10))
-    assert frontier(boards["last-7-days"]) == DAY + 1
+    assert journals.journal_read(week.slug)["prep"]["day"] == DAY + 1
+    assert frontier(week) == DAY  # begun, not made
+    with time_machine.travel(at(DAY, 23, 11), tick=False):
+        dated = [board for board in boards.values() if not board.spec.is_all_time]
+        assert services.days_prepare() == len(dated)  # every dated board's pass
+    solve(alice, next(problems), at(DAY, 23, 12))  # after the pass: finished with her
+    solve(dave, next(problems), at(DAY, 23, 13))
+    assert frontier(week) == DAY + 1
     with time_machine.travel(at(DAY, 23, 20), tick=False):
         every_board_is_counted(boards, range(DAY - 7, DAY + 2))  # tomorrow, already made
     with time_machine.travel(at(DAY + 1, 0), tick=False):
+        every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+
+
+@pytest.mark.parametrize("journal_max", [journals.JOURNAL_MAX, 0])
+def test_solves_between_the_beginning_and_the_pass_count_on_tomorrow_too(
+    evening, alice, dave, monkeypatch, journal_max
+):
+    """Solves placed after tomorrow was begun and before its pass: the pass moves everybody from
+    what the orders held when it began, and the finish moves them on from there. With a journal
+    of one programmer, each batch folds today's orders, whose documents tomorrow's copies share:
+    the fold must write new ones, not change those in place."""
+    monkeypatch.setattr(journals, "JOURNAL_MAX", journal_max)
+    boards, problems = evening
+    solve(dave, next(problems), at(DAY, 23, 10))
+    solve(alice, next(problems), at(DAY, 23, 11))
+    solve(dave, next(problems), at(DAY, 23, 12))
+    with time_machine.travel(at(DAY, 23, 13), tick=False):
+        services.days_prepare()
+        dated = [board for board in boards.values() if not board.spec.is_all_time]
+        assert all(frontier(board) == DAY + 1 for board in dated)
+        every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+    with time_machine.travel(at(DAY + 1, 0), tick=False):
+        every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+
+
+def test_a_day_begun_and_never_passed_is_made_at_its_first_solve_after_midnight(evening, alice):
+    """No prepare task ran: the first batch after midnight does the pass itself, then finishes."""
+    boards, problems = evening
+    solve(alice, next(problems), at(DAY, 23, 30))  # begins tomorrow
+    solve(alice, next(problems), at(DAY + 1, 0, 0, 5))
+    with time_machine.travel(at(DAY + 1, 0, 1), tick=False):
         every_board_is_counted(boards, range(DAY - 7, DAY + 2))
 
 
@@ -241,3 +287,126 @@ def test_a_day_with_many_groups_is_prepared_in_reads_of_a_few_ids(
         named = [len(ids) for command in mongo_commands.commands for ids in in_lists(command)]
         assert named and max(named) <= 4, named
         every_board_is_counted(boards, range(DAY - 1, DAY + 2))
+
+
+@pytest.fixture
+def tiny_structures(monkeypatch):
+    """Sets of two, every member written into its set, and a fold at every batch: today's
+    folds split and replace the documents tomorrow's copies share."""
+    monkeypatch.setattr(sets, "SET_MAX", 2)
+    monkeypatch.setattr(sets, "SET_FILL", 2)
+    monkeypatch.setattr(sets, "ARRIVALS_MAX", 0)
+    monkeypatch.setattr(orders, "INLINE_MAX", 0)
+    monkeypatch.setattr(journals, "JOURNAL_MAX", 0)
+    monkeypatch.setattr(day_change, "MOVES_A_STEP", 1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tomorrow_made_while_random_solves_go_on_is_the_logs_count(site, tiny_structures, seed):
+    """Random programmers in two countries and organizations solve on random days of the past
+    week; in the last hour, random solves (some late, for earlier days; some by newcomers) come
+    before the day is begun, between its beginning and its pass, during the pass (between its
+    steps) and after it. Tomorrow and today are, at every look, the log's count."""
+    boards, problems = site
+    rng = random.Random(seed)
+    problems = [next(problems) for _ in range(8)]
+    people = [
+        services.programmer_create(
+            user=None,
+            handle=f"p{n}",
+            country=rng.choice(["BD", "IN"]),
+            organization=rng.choice(["", "BUET", "IIT"]),
+        )
+        for n in range(10)
+    ]
+    solved: set[tuple[int, int]] = set()
+
+    def a_solve(when, reported=None):
+        programmer, problem = rng.choice(people), rng.randrange(len(problems))
+        if (programmer.pk, problem) not in solved:
+            solved.add((programmer.pk, problem))
+            solve(programmer, problems[problem], when, reported)
+
+    history = [at(DAY - rng.randrange(7), rng.randrange(23), rng.randrange(60)) for _ in range(14)]
+    for when in sorted(history):
+        a_solve(when)
+    minute = iter(range(5, 60, 2))
+
+    def last_hour_solves(count):
+        for _ in range(count):
+            now = at(DAY, 23, next(minute))
+            late = rng.random() < 0.3
+            a_solve(now - dt.timedelta(days=rng.randrange(1, 3)) if late else now, now)
+
+    last_hour_solves(2)  # the first begins tomorrow
+    last_hour_solves(3)
+    real_move, real_pass, steps, passing = order_writes.manifests_move, day_change.day_pass, [], []
+
+    def solves_between_steps(folding, frontiers):
+        if passing == [1] and any(f"|{DAY + 1}|" in order for order in folding):
+            steps.append(1)
+            if len(steps) % 3 == 0:
+                passing.append(1)  # not again in the solve's own batch
+                last_hour_solves(1)
+                passing.pop()
+        return real_move(folding, frontiers)
+
+    def a_pass(*args):
+        passing.append(1)
+        real_pass(*args)
+        passing.clear()
+
+    with (
+        mock.patch.object(order_writes, "manifests_move", solves_between_steps),
+        mock.patch.object(day_change, "day_pass", a_pass),
+        time_machine.travel(at(DAY, 23, 30), tick=False),
+    ):
+        services.days_prepare()
+    last_hour_solves(2)
+    dated = [board for board in boards.values() if not board.spec.is_all_time]
+    assert steps and all(frontier(board) == DAY + 1 for board in dated)
+    with time_machine.travel(at(DAY, 23, 59, 59), tick=False):
+        every_board_is_counted(boards, range(DAY - 3, DAY + 2))
+    with time_machine.travel(at(DAY + 1, 0, 0, 0), tick=False):
+        every_board_is_counted(boards, range(DAY - 3, DAY + 2))
+
+
+@pytest.mark.parametrize("caught_at", ["_sets_write", "manifests_swap"])
+def test_a_preparer_that_outlived_its_lease_changes_nothing_another_made(
+    evening, alice, dave, tiny_structures, caught_at
+):
+    """A pass stalls just before it writes (its sets, or its roots), past its preparer's lease:
+    meanwhile another run of the task does every pass, a batch finishes the day, and solves move
+    on tomorrow's orders. Then the stalled pass writes: what it wrote first meets a version
+    gone, and it stops; every board is the log's count."""
+    boards, problems = evening
+    solve(dave, next(problems), at(DAY, 23, 10))  # begins tomorrow
+    solve(alice, next(problems), at(DAY, 23, 11))
+    real, real_pass = getattr(order_writes, caught_at), day_change.day_pass
+    stalled, passing = [], []
+
+    def stalls_once(*args):
+        if passing and not stalled:
+            stalled.append(passing[-1])
+            lease.appliers().update_many({}, {"$set": {"until": 0}})  # its lease ran out
+            assert services.days_prepare() > 0  # another run does the passes and finishes
+            solve(alice, next(problems), at(DAY, 23, 13))
+            solve(dave, next(problems), at(DAY, 23, 14))
+        return real(*args)
+
+    def a_pass(board_slug, *args):
+        passing.append(board_slug)
+        real_pass(board_slug, *args)
+
+    with (
+        mock.patch.object(order_writes, caught_at, stalls_once),
+        mock.patch.object(day_change, "day_pass", a_pass),
+        time_machine.travel(at(DAY, 23, 12), tick=False),
+    ):
+        windows = {board.slug: board.spec for board in boards.values()}
+        passed = leaderboard.days_pass(windows)
+    assert stalled and stalled[0] not in passed  # stopped at its write
+    with time_machine.travel(at(DAY, 23, 59), tick=False):
+        every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+    with time_machine.travel(at(DAY + 1, 0), tick=False):
+        every_board_is_counted(boards, range(DAY - 7, DAY + 2))

@@ -81,6 +81,7 @@ def test_each_process_makes_the_indexes_once_per_database_and_only_those_that_ma
     assert sorted(set(made)) == [
         "locks",
         "notifications",
+        "prep_moved",
         "rank_history",
         "rank_samples",
         "requests",

@@ -143,7 +143,8 @@ def orders_catch_up(
 def day_wait(board_slug: str, day: int) -> None:
     """Wait until a board's orders reach `day`, preparing it as the lease holder if the lease is
     free (see `day_change`): the first read of a day that no holder prepared before midnight
-    (no solve and no repair task in its last hour). Raises `OrdersBehind` after
+    (no solve and no prepare task in its last hour), or of tomorrow in the last hour of today
+    (whose pass the reader does, unless a preparer is doing it). Raises `OrdersBehind` after
     APPLY_WAIT_SECONDS. A day past the frontier wanted now has no orders to wait for: its sums
     are only a forecast. The reader prepares the day and places nobody pending: what placing
     them finishes (`Finisher`) is for the requests that listed them, which move them once the
@@ -160,6 +161,8 @@ def day_wait(board_slug: str, day: int) -> None:
         head = journals.journal_heads([board_slug])[board_slug]
         if head.frontier is None or head.frontier >= day:
             return
+        if day_change.days_pass({board_slug: None}):
+            continue  # tomorrow, read in the last hour of today: passed here, finished next
         if time.monotonic() > deadline:
             raise OrdersBehind(f"the orders of {board_slug} are not prepared for day {day}")
         time.sleep(pause)
@@ -270,13 +273,23 @@ def _orders_apply(wanted: set[tuple[str, int]], heads: dict[str, journals.Head])
         board: journals.journal_append(journal_of[board], parts, board)
         for board, parts in by_part.items()
     }
-    writes = journals.journals_append_writes(appended.values()) + entries.placed_writes(behind)
+    writes = journals.journals_append_writes(appended.values())
+    preps = _preps_under_way(heads, behind)
+    moved = {board: [entry.programmer_id for entry in them] for board, them in behind.items()}
+    writes += day_change.placed_moved_writes(preps, moved) + entries.placed_writes(behind, preps)
     full = {b: a.journal for b, a in appended.items() if a.journal["n"] > journals.JOURNAL_MAX}
     if full:
         _batch_write(writes)
         folds.journals_fold(full)
         return []
     return writes
+
+
+def _preps_under_way(heads: dict[str, journals.Head], boards: Iterable[str]) -> dict[str, str]:
+    """{board: the id of its next day's preparation} of these boards with one begun (see
+    `day_change`): the batch records whom it moves there, and what the orders held for them."""
+    preps = {board: heads[board].prep or {} for board in boards}
+    return {board: prep["id"] for board, prep in preps.items() if "id" in prep}
 
 
 def _journals_read(

@@ -85,7 +85,8 @@ def journals_fold(journal_of: dict[str, dict]) -> dict[str, dict]:
             if part and (day_key == maths.ALL_TIME_KEY or int(day_key) >= oldest):  # else pruned
                 moves = _part_moves(part)
                 folding[orders.order_id(board, day_key, scope)] = (journal.get("epoch", 0), moves)
-    order_writes.manifests_move(folding, {board: j.get("frontier") for board, j in current.items()})
+    exclusive = {board: journals.frontier_exclusive(j) for board, j in current.items()}
+    order_writes.manifests_move(folding, exclusive)
     empty = {"folding": False, "n": 0, "p": {}, "h": {}, "layout": journals.LAYOUT}
     emptied = {
         b: {"v": j["v"] + 1, "epoch": j.get("epoch", 0) + 1, **empty} for b, j in current.items()

@@ -11,6 +11,7 @@ Writes:
 - `pending_place`: list programmers as pending and wait until a batch places them in the orders;
   each batch hands what it moved to the caller's `finish`, written in the batch's own command.
 - `entries_replace`: a programmer's entries set from the log, then placed the same way.
+- `days_pass`: the passes of tomorrow's orders begun in the last hour of today, off the lease.
 - `board_rebuild` (`BoardBuild` for several boards in one pass), `board_verify`, `orders_prune`.
 
 Reads (`front_reads`), each document by `_id` and read once a request, at any size:
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from . import applier, entries, journals, maths, orders, rebuild, verify
+from . import applier, day_change, entries, journals, maths, orders, rebuild, verify
 from .applier import Boards, Finish, Finisher, Moved, OrdersBehind
 from .days_kept import current_day, history_from
 from .entries import SolveEvent, seed_query_indexes
@@ -77,6 +78,7 @@ __all__ = [
     # writes
     "board_rebuild",
     "board_verify",
+    "days_pass",
     "entries_replace",
     "folds_done",
     "orders_prune",
@@ -118,6 +120,14 @@ def pending_place(
     prepares. Raises `OrdersBehind` (a passing storage fault) when they are still pending after
     `applier.APPLY_WAIT_SECONDS`."""
     applier.orders_catch_up(wanted, tag=tag, boards=boards, finish=finish)
+
+
+def days_pass(boards: Boards) -> list[str]:
+    """Do the pass of tomorrow's orders on each of these boards whose preparation a batch began
+    in the last hour of today, as its board's preparer and off the applier's lease, so that the
+    solves go on meanwhile (see `day_change`); the next batch finishes them. Returns the boards
+    whose pass this did."""
+    return day_change.days_pass(boards)
 
 
 def entries_replace(

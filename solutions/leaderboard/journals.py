@@ -247,20 +247,31 @@ def fold_first(journal: dict) -> bool:
 
 @dataclass(frozen=True)
 class Head:
-    """What a batch reads first of a journal: its version, frontier (or None) and window."""
+    """What a batch reads first of a journal: its version, frontier (or None), window, and the
+    next day's preparation under way (`day_change`: None, or its day, epoch, id, and whether
+    its pass is done)."""
 
     version: int = 0
     frontier: int | None = None
     window: dict | None = None
+    prep: dict | None = None
+
+
+def frontier_exclusive(journal: Mapping) -> int | None:
+    """The day whose own documents a board's orders may change in place (`order_writes`): the
+    frontier, or the day being prepared once its orders are copies sharing the frontier's
+    documents (`day_change`), so that nothing changes what the copies list."""
+    prep = journal.get("prep") or {}
+    return prep["day"] if prep.get("day") else journal.get("frontier")
 
 
 def journal_heads(boards: Iterable[str]) -> dict[str, Head]:
     """{board: its journal's `Head`}: one read of the versions, frontiers and windows alone,
     which a batch takes before the entries (see `applier`)."""
     wanted = {journal_id(board): board for board in boards}
-    fields = {"v": 1, "frontier": 1, "window": 1}
+    fields = {"v": 1, "frontier": 1, "window": 1, "prep": 1}
     found = {
-        doc["_id"]: Head(doc.get("v", 0), doc.get("frontier"), doc.get("window"))
+        doc["_id"]: Head(doc.get("v", 0), doc.get("frontier"), doc.get("window"), doc.get("prep"))
         for doc in orders.orders().find(
             {"_id": {"$in": list(wanted)}}, fields, batch_size=len(wanted) + 1
         )

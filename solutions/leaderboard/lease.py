@@ -8,6 +8,10 @@ nothing. (Stored as a number: SecantusDB compares a stored date with `$$NOW` wro
 The lease is short (`LEASE_SECONDS`) and its holder renews it as it works (`keep`, before each
 long step), so a holder that dies is replaced within a few seconds; a holder that finds its
 lease taken stops with everybody still pending (`orders.OrdersConflict`).
+
+Each board also has a **preparer's lease** (``prep|<board>``, timed and renewed the same way):
+whoever does the pass of the board's tomorrow off the applier's lease holds it, so that two
+runs of the prepare task do not do the same pass at once (`day_change.days_pass`).
 """
 
 from __future__ import annotations
@@ -97,8 +101,47 @@ def take(token: str, listed: list[str]) -> tuple[bool, list[str]]:
             pending_add(listed)
     held = document.get("token") == token
     if held:
-        _held.token, _held.renewed = token, time.monotonic()
+        _held.name, _held.token, _held.renewed = LEASE, token, time.monotonic()
     return held, list(document.get("pending", []))
+
+
+def _preparer(board_slug: str) -> str:
+    return f"prep|{board_slug}"
+
+
+def preparer_take(board_slug: str, token: str) -> bool:
+    """Take the lease of a board's next day's pass (`day_change.days_pass`, off the applier's
+    lease: a document of its own, ``prep|<board>``) if it is free; whether this holds it now.
+    Renewed by `keep` like the applier's."""
+    update = {
+        "token": {"$cond": [_FREE, token, "$token"]},
+        "until": {"$cond": [_FREE, _UNTIL, "$until"]},
+    }
+    name, document = _preparer(board_slug), None
+    for _attempt in range(2):  # two first uses at once: the loser's write goes again
+        try:
+            document = appliers().find_one_and_update(
+                {"_id": name},
+                [{"$set": update}],
+                projection={"token": 1},
+                upsert=True,
+                return_document=ReturnDocument.AFTER,
+            )
+            break
+        except DuplicateKeyError:
+            continue
+    if document is None:  # SecantusDB's "nothing matched" after its write (see `take`)
+        document = appliers().find_one({"_id": name}, {"token": 1}) or {}
+    held = document.get("token") == token
+    if held:
+        _held.name, _held.token, _held.renewed = name, token, time.monotonic()
+    return held
+
+
+def preparer_release(board_slug: str, token: str) -> None:
+    """Give a board's preparer lease back (if this still holds it)."""
+    _held.token = None
+    appliers().update_one({"_id": _preparer(board_slug), "token": token}, {"$set": {"until": None}})
 
 
 def release(token: str, done: list[str] | None) -> None:
@@ -131,7 +174,8 @@ def pending_now() -> tuple[set[str], bool]:
     return set(document.get("pending", [])), document.get("free", True)
 
 
-# The lease this thread holds, for `keep`: its token and when it was last taken or renewed.
+# The lease this thread holds, for `keep`: its document, its token and when it was last taken or
+# renewed.
 _held = threading.local()
 
 
@@ -144,7 +188,8 @@ def keep() -> None:
     if token is None or time.monotonic() - _held.renewed < RENEW_SECONDS:
         return
     # Still its token: nobody took it, even if it ran out meanwhile.
-    renewed = appliers().update_one({"_id": LEASE, "token": token}, [{"$set": {"until": _UNTIL}}])
+    held = {"_id": getattr(_held, "name", LEASE), "token": token}
+    renewed = appliers().update_one(held, [{"$set": {"until": _UNTIL}}])
     if renewed.matched_count != 1:
         _held.token = None
         raise OrdersConflict("the lease ran out and another holder took it")

@@ -141,6 +141,11 @@ def fixed_indexes() -> dict[str, list[IndexModel]]:
             # have the field, and only while a competition is frozen or just ended.
             IndexModel([("held_until", ASCENDING)], sparse=True),
         ],
+        # Whom batches moved while a board's next day was prepared (`day_change`), by its id.
+        "prep_moved": [
+            IndexModel([("prep", ASCENDING)]),
+            IndexModel([("at", ASCENDING)], expireAfterSeconds=3 * 86400),
+        ],
         "scores": [
             # A report counts once whatever its retries: one a request (the judge's key).
             IndexModel([("request", ASCENDING)], unique=True),

@@ -44,7 +44,7 @@ from .solves import (
     solve_report,
 )
 from .submissions import SubmissionRefused, Verdict, answer_submit, submission_record
-from .upkeep import orders_prune, solves_release, solves_repair
+from .upkeep import days_prepare, orders_prune, solves_release, solves_repair
 
 __all__ = [
     "HandleLooksTaken",
@@ -58,6 +58,7 @@ __all__ = [
     "board_rebuild",
     "boards_rebuild",
     "boards_rebuild_all",
+    "days_prepare",
     "entry_from_solves",
     "handle_check_unlike_others",
     "orders_moved",

@@ -1,6 +1,7 @@
 """Beat's upkeep of the boards: the orders of days past the history kept (`orders_prune`), the
-solves and reports a crash left logged but unapplied (`solves_repair`), and the held solves whose
-hold is over (`solves_release`).
+solves and reports a crash left logged but unapplied (`solves_repair`), the held solves whose
+hold is over (`solves_release`), and tomorrow's orders, made in the last hour of today
+(`days_prepare`).
 
 Each recomputes what it finishes from the logs (`programmer_refresh_boards`), so running it again,
 or at the same time as a request or another run, counts nothing twice.
@@ -51,6 +52,20 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
     solvers.moves_repair(older_than=older_than)  # and in the problems' solver counts
     solves_release()  # and the held solves whose hold is over, if nothing released them yet
     return len(programmer_ids)
+
+
+def days_prepare() -> int:
+    """Make tomorrow's orders in the last hour of today, while the solves go on (beat runs it
+    every minute; `leaderboard.day_change`): a batch begins the day on every board, the passes
+    move the programmers the day changes, off the applier's lease, and a batch finishes them.
+    Returns how many boards' passes this run did (0 the rest of the day, or while another run's
+    passes are under way)."""
+    boards = board_windows(Board.objects.all())
+    leaderboard.pending_place(boards=boards, finish=orders_moved)
+    passed = leaderboard.days_pass(boards)
+    if passed:
+        leaderboard.pending_place(boards=boards, finish=orders_moved)
+    return len(passed)
 
 
 def solves_release() -> int:

@@ -39,7 +39,7 @@ changes its keys, handle or groups writes ``placed`` out in full first (`countin
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
@@ -164,7 +164,8 @@ def applied_with(entry: dict, solve_ids: Iterable[str]) -> dict:
 
 def comparable(entry: dict) -> dict:
     """An entry without the engine's bookkeeping, to compare with what a rebuild computes."""
-    kept = {k: v for k, v in entry.items() if k not in ("applied", "placed", "rev", "trimmed")}
+    bookkeeping = ("applied", "placed", "prep_from", "rev", "trimmed")
+    kept = {k: v for k, v in entry.items() if k not in bookkeeping}
     if "best" in kept:  # a list in the order the bests came: compared as a set
         kept["best"] = sorted(kept["best"], key=lambda best: (best["d"], best["p"]))
     return kept
@@ -200,6 +201,7 @@ def placed_of(entry: dict) -> dict | None:
 
 
 _PLACEMENT = {"handle": 1, "groups": 1, "keys": 1, "rev": 1, "placed": 1}
+_PLACEMENT_BEFORE = {**_PLACEMENT, "prep_from": 1}  # with what a preparation began from
 
 
 @dataclass(frozen=True)
@@ -262,36 +264,63 @@ def records_by_day(
             yield day_key, encoding.record_of(key, tail)
 
 
-def day_moves(entry: dict, day: int, copied: bool) -> dict[tuple[str, str], moving.Move]:
-    """{(day, scope): move} that makes a new day's order hold the entry as placed (see
-    `day_change`): the day's orders start as copies of the day before's (`copied`; else empty,
-    as a calendar period's first day), holding the placement's record of the day before, and
-    must hold its record of the day itself."""
-    placed = placed_of(entry)
+def day_moves(
+    placed: dict | None, programmer_id: int, day: int, copied: bool
+) -> dict[tuple[str, str], moving.Move]:
+    """{(day, scope): move} that makes a new day's order hold a placement (see `day_change`):
+    the day's orders start as copies of the day before's (`copied`; else empty, as a calendar
+    period's first day), holding the placement's record of the day before, and must hold its
+    record of the day itself."""
     if not placed:
         return {}
     key = str(day)
-    records = dict(records_by_day(placed, entry["_id"], day - 1 if copied else day, day))
+    records = dict(records_by_day(placed, programmer_id, day - 1 if copied else day, day))
     old, new = records.get(str(day - 1)) if copied else None, records.get(key)
     if old == new:
         return {}
     return {(key, scope): moving.Move(old, new) for scope in scopes_of(placed)}
 
 
-def placed_writes(behind: dict[str, list[Behind]]) -> list[UpdateOne]:
+def placed_writes(
+    behind: dict[str, list[Behind]], preps: Mapping[str, str] | None = None
+) -> list[UpdateOne]:
     """The writes that record in each entry what the orders now hold for it, unless a later
     applier already recorded a newer revision: ``{rev}`` alone if the entry is still at it. Sent
-    with the batch's other writes (`mongo.write_together`)."""
+    with the batch's other writes (`mongo.write_together`). `preps`: {board: the id of the next
+    day's preparation under way}: an entry moved on such a board keeps, the first time, what
+    the orders held for it before (``prep_from``), which the preparation's orders hold it as
+    (`placed_before_prep`)."""
     updates = []
     for board_slug, moved in behind.items():
         where = mongo.namespace(entries(board_slug))
+        prep_id = (preps or {}).get(board_slug)
         for entry in moved:
             rev = entry.now["rev"]
             still = {"$eq": [{"$ifNull": ["$rev", 0]}, rev]}
-            placed = {"$cond": [still, {"rev": rev}, {"$literal": entry.now}]}
+            changes = {"placed": {"$cond": [still, {"rev": rev}, {"$literal": entry.now}]}}
+            if prep_id:
+                changes = {"prep_from": _prep_from(prep_id), **changes}
             older = {"_id": entry.programmer_id, "placed.rev": {"$not": {"$gte": rev}}}
-            updates.append(UpdateOne(older, [{"$set": {"placed": placed}}], namespace=where))
+            updates.append(UpdateOne(older, [{"$set": changes}], namespace=where))
     return updates
+
+
+def _prep_from(prep_id: str) -> dict:
+    """``prep_from`` as the entry keeps it (an expression): as it is if it is this
+    preparation's already, else this preparation's id and ``placed`` in full as it is before the
+    write (the `$set` evaluates every field from the document before it)."""
+    kept = {"$eq": [{"$ifNull": ["$prep_from.id", None]}, prep_id]}
+    return {"$cond": [kept, "$prep_from", {"id": prep_id, "placed": placed_kept()}]}
+
+
+def placed_before_prep(entry: dict, prep_id: str) -> dict | None:
+    """What the orders held for an entry when the preparation `prep_id` began (see
+    `day_change`): what it kept when an applier first moved it since (``prep_from``), else what
+    the orders hold for it now (None: nothing)."""
+    kept = entry.get("prep_from") or {}
+    if kept.get("id") == prep_id:
+        return kept.get("placed")
+    return placed_of(entry)
 
 
 # --- the seed's query: a board day straight from the entries -------------------------------------
@@ -335,6 +364,7 @@ def entries_places(board_slug: str, oldest_day: int, frontier: int) -> set[tuple
 
 
 def entries_placed(board_slug: str, programmer_ids: list[int]) -> Iterator[dict]:
-    """The entries of these programmers with what the orders hold for them (`placed_of`): one
-    `$in` read a few dozen at a time."""
-    yield from mongo.find_by_ids(entries(board_slug), programmer_ids, _PLACEMENT)
+    """The entries of these programmers with what the orders hold for them (`placed_of`) and
+    what they held when a day's preparation began (`placed_before_prep`): one `$in` read a few
+    dozen at a time."""
+    yield from mongo.find_by_ids(entries(board_slug), programmer_ids, _PLACEMENT_BEFORE)
