@@ -131,13 +131,14 @@ def last_hour_measures(
 ) -> Iterator[Measure]:
     """A day made in the last hour of the day before, as a site with beat makes it
     (`day_change`): the bench's programmer's solve begins it, LAST_HOUR_OTHERS others solve, the
-    prepare task's pass moves everybody the day changes (off the applier's lease, while solves
-    go on), and the programmer's next solve finishes it with the others. Once: a day begins
-    once. The day after the new-day rows' (`last_hour_day`), so that theirs stay as they were."""
+    prepare task's pass copies the roots and moves everybody the day changes (off the applier's
+    lease, while solves go on), and the programmer's next solve finishes it with the others.
+    Once: a day begins once. The day after the new-day rows' (`last_hour_day`), so that theirs
+    stay as they were."""
     day, others = last_hour_day(repeat), others[:LAST_HOUR_OTHERS]
     begin, passing, finish = _last_hour_runs(counter, boards, programmer, others, day)
     moved = f"moving {programmers_moved(boards, day):,} programmers (summed over its boards)"
-    yield begin.measure(size, LAST_HOUR_BEGIN, "a fold and the roots copied, on every board")
+    yield begin.measure(size, LAST_HOUR_BEGIN, "the journal folded, on every board")
     yield passing.measure(size, LAST_HOUR_PASS, moved)
     meanwhile = f"with the {len(others)} who solved before the pass"
     yield finish.measure(size, LAST_HOUR_FINISH, meanwhile)

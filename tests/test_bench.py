@@ -179,7 +179,7 @@ def test_a_new_days_first_page_costs_what_any_page_does_and_its_change_is_the_da
 def test_tomorrows_lease_held_parts_do_not_grow_with_the_programmers_the_day_moves(measured):
     """A day made in the last hour of the day before: its pass moves the programmers the day
     brings, ten times as many at 2,000, off the lease. What holds the lease (its beginning: the
-    journal's fold and the roots copied; its finish: the twenty who solved meanwhile) takes about
+    journal's fold; its finish: the twenty who solved meanwhile) takes about
     the same commands at both sizes: its bytes follow the sizes of a journal, a root and a set,
     which stop growing at a bound (README, "The largest document of each collection"), not
     the moves."""

@@ -8,18 +8,16 @@ frontier alone, a day or two, however far ahead its sums reach. Moving the front
 parts, so that only two short ones hold the applier's lease:
 
 1. **Begin** (`day_begin`, the lease holder): the board's journal is folded, so that each of
-   d-1's orders is its root alone; each order of d-1 with somebody on it (everybody's, and each
-   group's, found in d-1's ranklists of groups) gets a root on d that is a copy of its root on
-   d-1: it lists the same nodes and sets, which both days share until either changes them (see
-   `orders`). The ranklists are copied whole instead, as a group's record can stay the same for
-   months and shared documents are pruned by age. A calendar period's first day starts empty.
-   The journal records the preparation (``prep``: the day, its id, and the epoch its pass marks
-   roots with) and moves its epoch on. From then on the batches go on moving d-1's orders, never
-   changing in place a document d's copies list (`journals.frontier_exclusive`), and each batch
-   records whom it moves (`placed_moved_writes`) and, the first time, what the orders held for
-   them before (``prep_from``, `entries.placed_writes`).
+   d-1's orders is its root alone, and the journal records the preparation (``prep``: the day,
+   its id, and the epoch its pass marks roots with) and moves its epoch on. From then on the
+   batches go on moving d-1's orders, never changing in place a document d's copies can list
+   (`journals.frontier_exclusive`), and each batch records whom it moves
+   (`placed_moved_writes`) and, the first time, what the orders held for them before
+   (``prep_from``, `entries.placed_writes`).
 2. **Pass** (`day_pass`, off the lease: the prepare task as the board's preparer,
-   `lease.preparer_take`): the programmers whose place the day changes are moved in d's orders,
+   `lease.preparer_take`): d's roots are made as copies of d-1's as they were when it began
+   (`day_copies`; a calendar period's first day starts empty); then the programmers whose place
+   the day changes are moved in d's orders,
    **in one pass an order**: on a rolling window, those who solved on the day that leaves it,
    and on d itself (a judge's clock may run ahead), found in the `solves` log by its index on
    `solved_at`; no scan of a board and no job at midnight. Each moves from what the orders held
@@ -51,16 +49,14 @@ import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from bson import Binary
 from django.utils import timezone
 from pymongo import InsertOne
 from pymongo.collection import Collection
-from pymongo.errors import BulkWriteError
 
 from .. import mongo
 from . import (
+    day_copies,
     days_kept,
-    encoding,
     entries,
     folds,
     groups,
@@ -74,7 +70,7 @@ from . import (
 )
 
 MOVES_A_STEP = 50_000  # moves a step of the pass writes at most (orders are never split)
-PASS_MARK_TRIES = 5  # the lease holder writes the journal a few times a second at most
+PREP_MARK_TRIES = 5  # the lease holder writes the journal a few times a second at most
 
 
 def frontiers_catch_up(boards: Mapping[str, maths.Window | None]) -> dict[str, journals.Head]:
@@ -157,11 +153,11 @@ def day_begin(board_slug: str, window: maths.Window, day: int) -> dict:
         return prep
     if any(journal.get("p", {}).values()) or journals.fold_first(journal):
         journal = folds.journals_fold({board_slug: journal})[board_slug]
-    if not window.starts_period(day):
-        _orders_copy(board_slug, day)
     epoch = journal.get("epoch", 0)
     # The journal's own epoch moves on: its parts written from now on never share the pass's.
-    prep = {"day": day, "epoch": epoch, "id": secrets.token_hex(8)}
+    # A calendar period's first day starts empty: nothing to copy.
+    copied = window.starts_period(day)
+    prep = {"day": day, "epoch": epoch, "id": secrets.token_hex(8), "copied": copied}
     journals.journal_write(board_slug, journal, {"prep": prep, "epoch": epoch + 1})
     return prep
 
@@ -173,30 +169,35 @@ def day_pass(board_slug: str, window: maths.Window, prep: dict) -> None:
     says for the day, so the moves are the same whenever the pass runs, whatever the batches
     meanwhile; a root that holds the pass's epoch was moved by a pass stopped later."""
     day, epoch = prep["day"], prep["epoch"]
+    if not prep.get("copied"):
+        day_copies.orders_copy(board_slug, day)
+        _prep_mark(board_slug, prep, copied=True)
     due = _programmers_due(window, day)
     by_scope = _moves_of(board_slug, due, prep, copied=not window.starts_period(day))
     ranklists = _ranklist_moves(board_slug, day, epoch, by_scope)
     _pass(board_slug, day, epoch, ranklists)
     _pass(board_slug, day, epoch, by_scope)
-    _pass_mark(board_slug, prep)
+    _prep_mark(board_slug, prep, passed=True)
 
 
-def _pass_mark(board_slug: str, prep: dict) -> None:
-    """Mark a preparation's pass done in the journal, over the version read (the lease holder
-    may write it meanwhile: read again and tried again); unless the preparation is not the
-    journal's any more (finished, or a rebuild started the board afresh)."""
-    for _attempt in range(PASS_MARK_TRIES - 1):
+def _prep_mark(board_slug: str, prep: dict, **marks: bool) -> None:
+    """Mark a preparation's step done in the journal (``copied``, ``passed``), over the version
+    read (the lease holder may write it meanwhile: read again and tried again); unless the
+    preparation is not the journal's any more (finished, or a rebuild started the board
+    afresh)."""
+    for _attempt in range(PREP_MARK_TRIES - 1):
         try:
-            return _pass_mark_once(board_slug, prep)
+            return _prep_mark_once(board_slug, prep, marks)
         except orders.OrdersConflict:
             continue
-    _pass_mark_once(board_slug, prep)
+    _prep_mark_once(board_slug, prep, marks)
 
 
-def _pass_mark_once(board_slug: str, prep: dict) -> None:
+def _prep_mark_once(board_slug: str, prep: dict, marks: dict) -> None:
     journal = journals.journal_read(board_slug)
-    if (journal.get("prep") or {}).get("id") == prep["id"]:
-        journals.journal_write(board_slug, journal, {"prep": {**prep, "passed": True}})
+    now = journal.get("prep") or {}
+    if now.get("id") == prep["id"]:
+        journals.journal_write(board_slug, journal, {"prep": {**now, **marks}})
 
 
 def day_finish(board_slug: str, day: int) -> None:
@@ -330,51 +331,6 @@ def _ranklist_moves(
             kind = groups.kind_of(scope) or ""
             moves[groups.ranklist_scope(kind)].append(moving.Move(old, new))
     return moves
-
-
-def _orders_copy(board_slug: str, day: int) -> None:
-    """Day `day`'s roots as copies of the day before's, for every order with somebody on it, and
-    its ranklists of groups copied whole (see the module docstring)."""
-    before = str(day - 1)
-    scopes = [""]
-    for kind in groups.KINDS:
-        ranklist = groups.ranklist_scope(kind)
-        listed = list(reading.records_in_order(board_slug, before, ranklist))
-        ids = [encoding.record_programmer(record) for record in listed]  # a group's id
-        names = orders.group_names_read(ids)
-        scopes += [names[group] for group in ids if group in names]
-        _ranklist_copy(board_slug, day, ranklist, listed)
-    for start in range(0, len(scopes), 1_000):
-        _roots_copy(board_slug, day, scopes[start : start + 1_000])
-
-
-def _roots_copy(board_slug: str, day: int, scopes: list[str]) -> None:
-    """The roots of these scopes on `day` as copies of the day before's: each lists the same
-    nodes and sets, which the two days then share until either changes them (see `orders`). A
-    root that exists already (a preparation stopped midway and done again) is left as it is,
-    and an empty order needs none (an order with no root is empty)."""
-    wanted = {orders.order_id(board_slug, str(day - 1), scope): scope for scope in scopes}
-    copies = []
-    for document in mongo.find_by_ids(orders.orders(), list(wanted)):
-        if document.get("hist"):
-            copy = {
-                **document,
-                "_id": orders.order_id(board_slug, str(day), wanted[document["_id"]]),
-            }
-            copies.append(InsertOne(copy | {"v": 1, "folded": -1, "trash": Binary(b"")}))
-    if copies:
-        try:
-            orders.orders().bulk_write(copies, ordered=False)
-        except BulkWriteError as error:
-            mongo.raise_unless_duplicates(error)  # copied already by a try before
-
-
-def _ranklist_copy(board_slug: str, day: int, ranklist: str, records: list[bytes]) -> None:
-    """A ranklist of `day` with the day before's records, in documents of its own (unless a
-    preparation stopped midway made it already)."""
-    order = orders.order_id(board_slug, str(day), ranklist)
-    if records and not orders.root_exists(order):
-        order_writes.orders_write({order: moving.sets_build(records, born=day)})
 
 
 def _programmers_due(window: maths.Window, day: int) -> list[int]:

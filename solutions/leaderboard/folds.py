@@ -21,7 +21,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from . import days_kept, groups, journals, lease, maths, moving, order_writes, orders, reading, sets
+from . import (
+    day_copies,
+    days_kept,
+    groups,
+    journals,
+    lease,
+    maths,
+    moving,
+    order_writes,
+    orders,
+    reading,
+    sets,
+)
 
 
 def moves_record(board_slug: str, journal: dict, by_part: journals.Parts, changes: dict) -> dict:
@@ -70,10 +82,13 @@ def journals_fold(journal_of: dict[str, dict]) -> dict[str, dict]:
     stopped fold wrote are repaired into them as they are read, `moving.manifest_repair`), so
     each is held once."""
     current = journals.journals_whole(journal_of)
+    copied = _copies_made(current)
     marking = {b: {**j, "v": j.get("v", 0) + 1, "folding": True} for b, j in current.items()}
     marking = {board: j for board, j in marking.items() if not current[board].get("folding")}
     if marking:
         marks = {b: {"$set": {"v": j["v"], "folding": True}} for b, j in marking.items()}
+        for board in copied & set(marking):
+            marks[board]["$set"]["prep"] = marking[board]["prep"] = current[board]["prep"]
         journals.journals_swap([(b, marking[b]["v"] - 1, m) for b, m in marks.items()])
         current |= marking
     lease.keep()  # a fold reads and writes many sets
@@ -94,6 +109,19 @@ def journals_fold(journal_of: dict[str, dict]) -> dict[str, dict]:
     journals.journals_swap([(b, current[b]["v"], {"$set": j}) for b, j in emptied.items()])
     kept = {b: {k: j[k] for k in journals.KEPT if k in j} for b, j in current.items()}
     return {b: {**kept[b], **j, journals.READ_WHOLE: True} for b, j in emptied.items()}
+
+
+def _copies_made(journal_of: dict[str, dict]) -> set[str]:
+    """Make the copies of tomorrow's orders that these journals say are still to make (see
+    `day_copies`: before the fold changes the roots they copy), marked in the journals read
+    (``prep.copied``), which the fold's marking writes; returns their boards."""
+    copied = set()
+    for board, journal in journal_of.items():
+        if (day := day_copies.copy_due(journal)) is not None:
+            day_copies.orders_copy(board, day)
+            journal["prep"] = {**journal["prep"], "copied": True}
+            copied.add(board)
+    return copied
 
 
 def group_moves(

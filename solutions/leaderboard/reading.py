@@ -350,9 +350,13 @@ def members_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator
         yield encoding.Member.from_record(record)
 
 
-def records_in_order(board_slug: str, day_key: str, scope: str = "") -> Iterator[bytes]:
+def records_in_order(
+    board_slug: str, day_key: str, scope: str = "", *, laid: tuple[int, Pairs] | None = None
+) -> Iterator[bytes]:
     """Every record of a board day's order (members, or a ranklist's groups) in listing order,
-    a few sets at a time (background work only)."""
-    view = order_read(board_slug, day_key, scope, lambda view: view, fields=order_documents.PAGE)
+    a few sets at a time (background work only). `laid`: (epoch, pairs) to lay instead of the
+    journal's part, as `OrderView` takes it."""
+    fields = order_documents.PAGE
+    view = order_read(board_slug, day_key, scope, lambda view: view, fields=fields, laid=laid)
     view.last_try = True
     yield from view.walk()
