@@ -182,22 +182,20 @@ def day_pass(board_slug: str, window: maths.Window, prep: dict) -> None:
 
 def _prep_mark(board_slug: str, prep: dict, **marks: bool) -> None:
     """Mark a preparation's step done in the journal (``copied``, ``passed``), over the version
-    read (the lease holder may write it meanwhile: read again and tried again); unless the
-    preparation is not the journal's any more (finished, or a rebuild started the board
-    afresh)."""
-    for _attempt in range(PREP_MARK_TRIES - 1):
+    read (the lease holder may write it meanwhile: read again and tried again). A preparation
+    that is not the journal's any more (another preparer's pass was finished, or a rebuild
+    started the board afresh) stops its preparer (`orders.OrdersConflict`)."""
+    for attempt in range(PREP_MARK_TRIES):
+        journal = journals.journal_read(board_slug)
+        now = journal.get("prep") or {}
+        if now.get("id") != prep["id"]:
+            raise orders.OrdersConflict("the preparation was finished or dropped meanwhile")
         try:
-            return _prep_mark_once(board_slug, prep, marks)
+            journals.journal_write(board_slug, journal, {"prep": {**now, **marks}})
+            return
         except orders.OrdersConflict:
-            continue
-    _prep_mark_once(board_slug, prep, marks)
-
-
-def _prep_mark_once(board_slug: str, prep: dict, marks: dict) -> None:
-    journal = journals.journal_read(board_slug)
-    now = journal.get("prep") or {}
-    if now.get("id") == prep["id"]:
-        journals.journal_write(board_slug, journal, {"prep": {**now, **marks}})
+            if attempt == PREP_MARK_TRIES - 1:
+                raise
 
 
 def day_finish(board_slug: str, day: int) -> None:

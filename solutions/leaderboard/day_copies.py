@@ -72,4 +72,7 @@ def _ranklist_copy(board_slug: str, day: int, ranklist: str, records: list[bytes
     preparation stopped midway made it already)."""
     order = orders.order_id(board_slug, str(day), ranklist)
     if records and not orders.root_exists(order):
-        order_writes.orders_write({order: moving.sets_build(records, born=day)})
+        try:
+            order_writes.orders_write({order: moving.sets_build(records, born=day)})
+        except BulkWriteError as error:
+            mongo.raise_unless_duplicates(error)  # written meanwhile by another copier
