@@ -140,3 +140,15 @@ def test_every_name_the_gunicorn_file_sets_is_a_gunicorn_setting():
         if not name.startswith("_") and not callable(value) and type(value).__name__ != "module"
     }
     assert names and names <= {setting.name for setting in KNOWN_SETTINGS}
+
+
+def test_every_task_beat_schedules_is_one_the_worker_knows():
+    """A task misspelled in the schedule is refused by the worker every time, and nothing on the
+    site says so: tomorrow's orders made at midnight under the lease, crashed solves never
+    repaired. Every name in CELERY_BEAT_SCHEDULE is a task the worker registers."""
+    from leaderboard_site.celery import app
+
+    app.loader.import_default_modules()
+    scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert "solutions.tasks.days_prepare_task" in scheduled
+    assert scheduled <= set(app.tasks), scheduled - set(app.tasks)
