@@ -203,7 +203,10 @@ def day_finish(board_slug: str, day: int) -> None:
     moved meanwhile (`placed_moved_writes`), from what the pass placed them as to what the
     orders of the day before hold for them now, then move the frontier to `day` (step 4)."""
     journal = journals.journal_read(board_slug)
-    prep, epoch = journal["prep"], journal.get("epoch", 0)
+    prep, epoch = journal.get("prep") or {}, journal.get("epoch", 0)
+    if not begun(prep, day) or not prep.get("passed"):
+        # Dropped meanwhile (a rebuild started the board afresh): the batch starts again.
+        raise orders.OrdersConflict(f"the preparation of {board_slug}'s day {day} is gone")
     by_scope: dict[str, list[moving.Move]] = defaultdict(list)
     for entry in entries.entries_placed(board_slug, _moved_during(prep["id"])):
         before = entries.placed_before_prep(entry, prep["id"])
