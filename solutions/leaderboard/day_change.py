@@ -225,22 +225,28 @@ def days_pass(boards: Mapping[str, maths.Window | None]) -> list[str]:
     as its board's preparer, off the applier's lease: the solves go on meanwhile. Returns the
     boards whose pass this did, which the next lease holder finishes (`frontiers_catch_up`)."""
     done = []
-    for board_slug, given in sorted(boards.items()):
+    heads = journals.journal_heads(boards)  # one read: most of the day, nothing to pass
+    for board_slug in sorted(b for b, head in heads.items() if _pass_due(head.prep)):
         token = secrets.token_hex(8)
         if not lease.preparer_take(board_slug, token):
             continue  # another preparer's
         try:
             head = journals.journal_heads([board_slug])[board_slug]  # as it is, now this holds it
-            prep, window = head.prep or {}, given or _window_of(head.window)
-            if window is None or "id" not in prep or prep.get("passed"):
+            window = boards[board_slug] or _window_of(head.window)
+            if window is None or not _pass_due(head.prep):
                 continue
-            day_pass(board_slug, window, prep)
+            day_pass(board_slug, window, head.prep)
         except orders.OrdersConflict:
             continue  # this preparer's lease ran out and another's pass wrote first
         finally:
             mongo.cleanup(functools.partial(lease.preparer_release, board_slug, token))
         done.append(board_slug)
     return done
+
+
+def _pass_due(prep: dict | None) -> bool:
+    """Whether a journal's preparation (`Head.prep`) is begun and its pass not done."""
+    return bool(prep) and begun(prep, prep.get("day")) and not prep.get("passed")
 
 
 # --- the programmers batches moved during a preparation -----------------------------------------
