@@ -16,7 +16,15 @@ import pytest
 import time_machine
 
 from solutions import clock, leaderboard, mongo, selectors, services
-from solutions.leaderboard import day_change, journals, lease, order_writes, orders, sets
+from solutions.leaderboard import (
+    day_change,
+    day_copies,
+    journals,
+    lease,
+    order_writes,
+    orders,
+    sets,
+)
 from solutions.models import Board, Problem, Programmer
 
 TZ = "Asia/Dhaka"  # UTC+6: the leaderboard's midnight is 18:00 UTC
@@ -50,8 +58,9 @@ def solve(programmer, problem, solved_at, reported_at=None):
         return services.solve_record(programmer=programmer, problem=problem, solved_at=solved_at)
 
 
-def counted(board: Board, day: int) -> list[tuple[int, str, int]]:
-    """(rank, handle, score) of everybody on a board day, counted from the solves log alone."""
+def counted(board: Board, day: int, scope: str = "") -> list[tuple[int, str, int]]:
+    """(rank, handle, score) of everybody on a board day (in a group's `scope`), counted from
+    the solves log alone."""
     daily: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
     latest: dict[int, dict[int, dt.datetime]] = defaultdict(dict)
     for logged in mongo.solves().find():
@@ -62,6 +71,8 @@ def counted(board: Board, day: int) -> list[tuple[int, str, int]]:
         )
     places = []
     for programmer in Programmer.objects.filter(pk__in=list(daily)):
+        if scope and scope not in programmer.group_scopes():
+            continue
         counts = daily[programmer.pk]
         if board.spec.is_all_time:
             score, reached = sum(counts.values()), max(latest[programmer.pk].values())
@@ -74,8 +85,8 @@ def counted(board: Board, day: int) -> list[tuple[int, str, int]]:
     return [(1 + sum(o > s for o, _, _ in places), h, s) for s, _, h in places]
 
 
-def listed(board: Board, day: int) -> list[tuple[int, str, int]]:
-    page = selectors.board_page(board=board, day=day, page_size=100)
+def listed(board: Board, day: int, scope: str = "") -> list[tuple[int, str, int]]:
+    page = selectors.board_page(board=board, day=day, page_size=100, scope=scope)
     return [(row.rank, row.handle, row.score) for row in page.rows]
 
 
@@ -83,6 +94,13 @@ def every_board_is_counted(boards: dict[str, Board], days: range) -> None:
     for board in boards.values():
         for day in [days[-1]] if board.spec.is_all_time else days:
             assert listed(board, day) == counted(board, day), (board.slug, day)
+
+
+def every_group_is_counted(boards: dict[str, Board], days: range, scopes: list[str]) -> None:
+    for board in boards.values():
+        for day in [days[-1]] if board.spec.is_all_time else days:
+            for scope in scopes:
+                assert listed(board, day, scope) == counted(board, day, scope), (board, day, scope)
 
 
 def in_lists(command) -> list[list]:
@@ -197,6 +215,77 @@ def test_solves_between_the_beginning_and_the_pass_count_on_tomorrow_too(
         every_board_is_counted(boards, range(DAY - 7, DAY + 2))
     with time_machine.travel(at(DAY + 1, 0), tick=False):
         every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+
+
+@pytest.mark.parametrize(
+    "newcomer", [{"country": "NP"}, {"country": "BD", "organization": "TU"}], ids=["NP", "TU"]
+)
+def test_a_fold_while_the_pass_copies_leaves_tomorrow_as_it_was_when_it_began(
+    site, bob, charlie, dave, monkeypatch, newcomer
+):
+    """Tomorrow's orders start as copies of today's as they were when it was begun. A batch
+    that folds today's orders while the pass is copying them must not leave the pass a copy of
+    what the fold made: here a newcomer from a country, or an organization, nobody on the boards
+    was from (no organization at all: an empty ranklist) reports a solve of six days ago, which
+    puts her on today's week and not on tomorrow's."""
+    boards, problems = site
+    solve(bob, next(problems), at(DAY, 8))
+    solve(charlie, next(problems), at(DAY - 1, 20))
+    solve(dave, next(problems), at(DAY, 23, 10))  # begins tomorrow
+    nima = services.programmer_create(user=None, handle="nima", **newcomer)
+    real_copy, solved = day_copies.orders_copy, []
+
+    def a_fold_first(board_slug, day):
+        if board_slug == "last-7-days" and not solved:
+            solved.append(1)
+            monkeypatch.setattr(journals, "JOURNAL_MAX", 0)  # her batch folds
+            solve(nima, next(problems), at(DAY - 6, 9), at(DAY, 23, 11))
+        return real_copy(board_slug, day)
+
+    with (
+        mock.patch.object(day_copies, "orders_copy", a_fold_first),
+        time_machine.travel(at(DAY, 23, 12), tick=False),
+    ):
+        services.days_prepare()
+    assert solved
+    dated = [board for board in boards.values() if not board.spec.is_all_time]
+    assert all(frontier(board) == DAY + 1 for board in dated)
+    scopes = ["", *nima.group_scopes(), "country:BD"]
+    with time_machine.travel(at(DAY, 23, 30), tick=False):
+        every_group_is_counted(boards, range(DAY, DAY + 2), scopes)
+    with time_machine.travel(at(DAY + 1, 0, 1), tick=False):
+        every_group_is_counted(boards, range(DAY, DAY + 2), scopes)
+
+
+def test_a_fold_before_the_pass_copies_only_the_orders_it_moves(evening, dave, monkeypatch):
+    """A busy board's journal can fill between tomorrow's beginning and its pass: the fold then
+    copies, under the lease, what it is about to change (the ranklists, and the orders its
+    moves are in), not every group's order of the board. The pass copies the rest."""
+    boards, problems = evening
+    week = boards["last-7-days"]
+    problem = next(problems)
+    for n in range(6):
+        member = services.programmer_create(
+            user=None, handle=f"org{n}", country="IN", organization=f"Org {n}"
+        )
+        solve(member, problem, at(DAY - 2, 10))
+    solve(dave, next(problems), at(DAY, 23, 10))  # begins tomorrow
+    monkeypatch.setattr(journals, "JOURNAL_MAX", 0)  # the next batch folds
+    solve(Programmer.objects.get(handle="org0"), next(problems), at(DAY, 23, 11))
+
+    def copied() -> set[str]:
+        found = orders.orders().find({"_id": {"$regex": f"^{week.slug}\\|{DAY + 1}\\|"}})
+        return {orders.order_parts(root["_id"])[2] for root in found}
+
+    ranklists = {"groups:country", "groups:org"}
+    # Dave's moves and org0's: not the five other organizations, nor those of the evening.
+    assert copied() == {"", "country:BD", "country:IN", "org:Org 0"} | ranklists
+    with time_machine.travel(at(DAY, 23, 12), tick=False):
+        services.days_prepare()
+    assert {f"org:Org {n}" for n in range(6)} <= copied()
+    scopes = ["", "country:IN", "org:Org 0", "org:Org 3"]
+    with time_machine.travel(at(DAY + 1, 0, 1), tick=False):
+        every_group_is_counted(boards, range(DAY, DAY + 2), scopes)
 
 
 def test_a_day_begun_and_never_passed_is_made_at_its_first_solve_after_midnight(evening, alice):

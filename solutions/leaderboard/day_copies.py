@@ -6,13 +6,18 @@ record can stay the same for months and shared documents are pruned by age.
 
 A copy is of the roots alone, without the journal's parts: what the orders held when the
 day's preparation began, when the journal was folded. d-1's roots change only when a fold
-writes them, and a fold of a board whose tomorrow is begun and not copied copies it first
-(`folds.journals_fold`), so the copy is the same whenever it is made: by the pass, off the
-lease, or by a fold that comes first. Copying again changes nothing (a root copied already is
-left, and a ranklist is written only where none is).
+writes them, and a fold of a board whose tomorrow is begun and not copied first copies what it
+is about to change (`copies_before_fold`): the ranklists, and the roots of the orders it moves.
+So every copy is of d-1 as it was when the preparation began, whoever makes it and whenever:
+the pass, off the lease, copies the rest, reading the groups to copy from d's ranklists, never
+from d-1's, which a fold may have changed meanwhile. Copying again changes nothing: a root or a
+ranklist copied already is left as it is, and a ranklist with nobody on it is copied as an
+empty one, so that a fold cannot make it look not copied.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from bson import Binary
 from pymongo import InsertOne
@@ -33,17 +38,31 @@ def orders_copy(board_slug: str, day: int) -> None:
     """Day `day`'s roots as copies of the day before's, for every order with somebody on it, and
     its ranklists of groups copied whole, as the roots hold them (the journal's parts not laid:
     see the module docstring). Again changes nothing."""
-    before = str(day - 1)
     scopes = [""]
     for kind in groups.KINDS:
         ranklist = groups.ranklist_scope(kind)
-        listed = list(reading.records_in_order(board_slug, before, ranklist, laid=(0, [])))
-        ids = [encoding.record_programmer(record) for record in listed]  # a group's id
-        names = orders.group_names_read(ids)
-        scopes += [names[group] for group in ids if group in names]
-        _ranklist_copy(board_slug, day, ranklist, listed)
+        _ranklist_copy(board_slug, day, ranklist)
+        scopes += _groups_copied(board_slug, day, ranklist)
     for start in range(0, len(scopes), 1_000):
         _roots_copy(board_slug, day, scopes[start : start + 1_000])
+
+
+def copies_before_fold(board_slug: str, day: int, scopes: Iterable[str]) -> None:
+    """What a fold copies of day `day - 1` before it changes the orders of these scopes there,
+    while day `day` is begun and not copied: the ranklists (which the pass reads the groups to
+    copy from) and the roots of these orders, so that the copies stay what the day before held
+    when the preparation began. Bounded by what the fold moves, not by the board's groups."""
+    for kind in groups.KINDS:
+        _ranklist_copy(board_slug, day, groups.ranklist_scope(kind))
+    _roots_copy(board_slug, day, [scope for scope in scopes if not groups.is_ranklist(scope)])
+
+
+def _groups_copied(board_slug: str, day: int, ranklist: str) -> list[str]:
+    """The scopes of the groups a ranklist of `day` copied from the day before lists."""
+    listed = reading.records_in_order(board_slug, str(day), ranklist, laid=(0, []))
+    ids = [encoding.record_programmer(record) for record in listed]  # a group's id
+    names = orders.group_names_read(ids)
+    return [names[group] for group in ids if group in names]
 
 
 def _roots_copy(board_slug: str, day: int, scopes: list[str]) -> None:
@@ -67,12 +86,14 @@ def _roots_copy(board_slug: str, day: int, scopes: list[str]) -> None:
             mongo.raise_unless_duplicates(error)  # copied already by a try before
 
 
-def _ranklist_copy(board_slug: str, day: int, ranklist: str, records: list[bytes]) -> None:
-    """A ranklist of `day` with the day before's records, in documents of its own (unless a
-    preparation stopped midway made it already)."""
+def _ranklist_copy(board_slug: str, day: int, ranklist: str) -> None:
+    """A ranklist of `day` with the day before's records, in documents of its own (unless it is
+    copied already), empty if the day before's is."""
     order = orders.order_id(board_slug, str(day), ranklist)
-    if records and not orders.root_exists(order):
-        try:
-            order_writes.orders_write({order: moving.sets_build(records, born=day)})
-        except BulkWriteError as error:
-            mongo.raise_unless_duplicates(error)  # written meanwhile by another copier
+    if orders.root_exists(order):
+        return
+    records = reading.records_in_order(board_slug, str(day - 1), ranklist, laid=(0, []))
+    try:
+        order_writes.orders_write({order: moving.sets_build(records, born=day)})
+    except BulkWriteError as error:
+        mongo.raise_unless_duplicates(error)  # written meanwhile by another copier

@@ -82,14 +82,14 @@ def journals_fold(journal_of: dict[str, dict]) -> dict[str, dict]:
     stopped fold wrote are repaired into them as they are read, `moving.manifest_repair`), so
     each is held once."""
     current = journals.journals_whole(journal_of)
-    copied = _copies_made(current)
+    _copies_made(current)
     marking = {b: {**j, "v": j.get("v", 0) + 1, "folding": True} for b, j in current.items()}
     marking = {board: j for board, j in marking.items() if not current[board].get("folding")}
     if marking:
-        marks = {b: {"$set": {"v": j["v"], "folding": True}} for b, j in marking.items()}
-        for board in copied & set(marking):
-            marks[board]["$set"]["prep"] = marking[board]["prep"] = current[board]["prep"]
-        journals.journals_swap([(b, marking[b]["v"] - 1, m) for b, m in marks.items()])
+        marks = [
+            (b, j["v"] - 1, {"$set": {"v": j["v"], "folding": True}}) for b, j in marking.items()
+        ]
+        journals.journals_swap(marks)
         current |= marking
     lease.keep()  # a fold reads and writes many sets
     oldest = days_kept.history_from(days_kept.current_day())
@@ -111,17 +111,15 @@ def journals_fold(journal_of: dict[str, dict]) -> dict[str, dict]:
     return {b: {**kept[b], **j, journals.READ_WHOLE: True} for b, j in emptied.items()}
 
 
-def _copies_made(journal_of: dict[str, dict]) -> set[str]:
-    """Make the copies of tomorrow's orders that these journals say are still to make (see
-    `day_copies`: before the fold changes the roots they copy), marked in the journals read
-    (``prep.copied``), which the fold's marking writes; returns their boards."""
-    copied = set()
+def _copies_made(journal_of: dict[str, dict]) -> None:
+    """Copy, of the orders these journals move, what tomorrow's copies still need as they are
+    now (`day_copies.copies_before_fold`), on each board whose tomorrow is begun and not
+    copied: before the fold changes them. Made again by a fold done again, it changes nothing."""
     for board, journal in journal_of.items():
         if (day := day_copies.copy_due(journal)) is not None:
-            day_copies.orders_copy(board, day)
-            journal["prep"] = {**journal["prep"], "copied": True}
-            copied.add(board)
-    return copied
+            parts = (journals.part_order(key) for key, part in journal.get("p", {}).items() if part)
+            changed = [scope for day_key, scope in parts if day_key == str(day - 1)]
+            day_copies.copies_before_fold(board, day, changed)
 
 
 def group_moves(
