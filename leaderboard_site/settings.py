@@ -227,8 +227,10 @@ CELERY_BEAT_SCHEDULE = {
     # Counts solves a crash left logged but not yet on the boards, and held solves whose
     # competition is over if the task below has not.
     "repair-unapplied-solves": {"task": "solutions.tasks.solves_repair_task", "schedule": 300.0},
-    # Makes tomorrow's board orders in the last hour of today, off the solves' way.
-    "prepare-tomorrow": {"task": "solutions.tasks.days_prepare_task", "schedule": 60.0},
+    # Makes tomorrow's board orders in the last hour of today, off the solves' way. Often:
+    # whoever solves between tomorrow's beginning and its pass is moved again by its finish,
+    # under the lease; the rest of the day a run is one read of the journals' heads.
+    "prepare-tomorrow": {"task": "solutions.tasks.days_prepare_task", "schedule": 10.0},
     # Drops the board orders of days past LEADERBOARD_HISTORY_DAYS.
     "prune-old-orders": {"task": "solutions.tasks.orders_prune_task", "schedule": 3600.0},
     # Archives the final standings of competitions that have ended, and counts the solves

@@ -14,7 +14,7 @@ def solves_repair_task() -> int:
 
 @shared_task
 def days_prepare_task() -> int:
-    """Make tomorrow's orders in the last hour of today (beat runs it every minute)."""
+    """Make tomorrow's orders in the last hour of today (beat runs it every ten seconds)."""
     return services.days_prepare()
 
 

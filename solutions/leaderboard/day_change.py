@@ -35,7 +35,7 @@ parts, so that only two short ones hold the applier's lease:
    (bounded by the solves of the preparation's minutes, not by the board), their groups in the
    ranklists; then the frontier moves to d, and the journal's epoch on, in one write.
 
-The prepare task (beat, every minute) begins, passes and finishes each board's tomorrow in the
+The prepare task (beat, every ten seconds) begins, passes and finishes each board's tomorrow in the
 last hour of today, with solves going on throughout; a batch begins it and finishes it too.
 A day that has come before it was made (no task ran) is made whole by its first lease holder:
 the first solve after midnight, the repair task, or the first read, which waits for it

@@ -56,7 +56,7 @@ def solves_repair(*, older_than: dt.timedelta = dt.timedelta(minutes=2)) -> int:
 
 def days_prepare() -> int:
     """Make tomorrow's orders in the last hour of today, while the solves go on (beat runs it
-    every minute; `leaderboard.day_change`): a batch begins the day on every board, the passes
+    every ten seconds; `leaderboard.day_change`): a batch begins the day on every board, the passes
     move the programmers the day changes, off the applier's lease, and a batch finishes them.
     Returns how many boards' passes this run did (0 the rest of the day, or while another run's
     passes are under way)."""
