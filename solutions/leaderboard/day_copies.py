@@ -41,8 +41,10 @@ def orders_copy(board_slug: str, day: int) -> None:
     scopes = [""]
     for kind in groups.KINDS:
         ranklist = groups.ranklist_scope(kind)
-        _ranklist_copy(board_slug, day, ranklist)
-        scopes += _groups_copied(board_slug, day, ranklist)
+        listed = _ranklist_copy(board_slug, day, ranklist)
+        if listed is None:  # copied before (a fold, another try): read as it was copied
+            listed = list(reading.records_in_order(board_slug, str(day), ranklist, laid=(0, [])))
+        scopes += _group_names(listed)
     for start in range(0, len(scopes), 1_000):
         _roots_copy(board_slug, day, scopes[start : start + 1_000])
 
@@ -57,9 +59,8 @@ def copies_before_fold(board_slug: str, day: int, scopes: Iterable[str]) -> None
     _roots_copy(board_slug, day, [scope for scope in scopes if not groups.is_ranklist(scope)])
 
 
-def _groups_copied(board_slug: str, day: int, ranklist: str) -> list[str]:
-    """The scopes of the groups a ranklist of `day` copied from the day before lists."""
-    listed = reading.records_in_order(board_slug, str(day), ranklist, laid=(0, []))
+def _group_names(listed: list[bytes]) -> list[str]:
+    """The scopes of the groups a ranklist's records list."""
     ids = [encoding.record_programmer(record) for record in listed]  # a group's id
     names = orders.group_names_read(ids)
     return [names[group] for group in ids if group in names]
@@ -86,14 +87,18 @@ def _roots_copy(board_slug: str, day: int, scopes: list[str]) -> None:
             mongo.raise_unless_duplicates(error)  # copied already by a try before
 
 
-def _ranklist_copy(board_slug: str, day: int, ranklist: str) -> None:
-    """A ranklist of `day` with the day before's records, in documents of its own (unless it is
-    copied already), empty if the day before's is."""
+def _ranklist_copy(board_slug: str, day: int, ranklist: str) -> list[bytes] | None:
+    """A ranklist of `day` with the day before's records, in documents of its own, empty if the
+    day before's is; returns the records, or None when it was copied already or meanwhile.
+    Records this copy wrote are the day before's as it began: a fold changes that ranklist only
+    after copying it (`copies_before_fold`), and then this copy finds it, or meets it."""
     order = orders.order_id(board_slug, str(day), ranklist)
     if orders.root_exists(order):
-        return
-    records = reading.records_in_order(board_slug, str(day - 1), ranklist, laid=(0, []))
+        return None
+    records = list(reading.records_in_order(board_slug, str(day - 1), ranklist, laid=(0, [])))
     try:
         order_writes.orders_write({order: moving.sets_build(records, born=day)})
     except BulkWriteError as error:
         mongo.raise_unless_duplicates(error)  # written meanwhile by another copier
+        return None
+    return records
