@@ -43,7 +43,7 @@ def orders_copy(board_slug: str, day: int) -> None:
         ranklist = groups.ranklist_scope(kind)
         listed = _ranklist_copy(board_slug, day, ranklist)
         if listed is None:  # copied before (a fold, another try): read as it was copied
-            listed = list(reading.records_in_order(board_slug, str(day), ranklist, laid=(0, [])))
+            listed = _ranklist_records(board_slug, day, ranklist)
         scopes += _group_names(listed)
     for start in range(0, len(scopes), 1_000):
         _roots_copy(board_slug, day, scopes[start : start + 1_000])
@@ -95,10 +95,15 @@ def _ranklist_copy(board_slug: str, day: int, ranklist: str) -> list[bytes] | No
     order = orders.order_id(board_slug, str(day), ranklist)
     if orders.root_exists(order):
         return None
-    records = list(reading.records_in_order(board_slug, str(day - 1), ranklist, laid=(0, [])))
+    records = _ranklist_records(board_slug, day - 1, ranklist)
     try:
         order_writes.orders_write({order: moving.sets_build(records, born=day)})
     except BulkWriteError as error:
         mongo.raise_unless_duplicates(error)  # written meanwhile by another copier
         return None
     return records
+
+
+def _ranklist_records(board_slug: str, day: int, ranklist: str) -> list[bytes]:
+    """A day's ranklist as its roots hold it, the journal's parts not laid."""
+    return list(reading.records_in_order(board_slug, str(day), ranklist, laid=(0, [])))
