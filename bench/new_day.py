@@ -136,7 +136,7 @@ def last_hour_measures(
     Once: a day begins once. The day after the new-day rows' (`last_hour_day`), so that theirs
     stay as they were."""
     day, others = last_hour_day(repeat), others[:LAST_HOUR_OTHERS]
-    begin, passing, finish = _last_hour_runs(counter, boards, programmer, others, day)
+    begin, passing, finish = last_hour_runs(counter, boards, programmer, others, day)
     moved = f"moving {programmers_moved(boards, day):,} programmers (summed over its boards)"
     yield begin.measure(size, LAST_HOUR_BEGIN, "the journal folded, on every board")
     yield passing.measure(size, LAST_HOUR_PASS, moved)
@@ -144,7 +144,7 @@ def last_hour_measures(
     yield finish.measure(size, LAST_HOUR_FINISH, meanwhile)
 
 
-def _last_hour_runs(
+def last_hour_runs(
     counter: CommandCounter,
     boards: list[Board],
     programmer: Programmer,

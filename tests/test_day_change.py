@@ -14,11 +14,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 import time_machine
+from pymongo.errors import ConnectionFailure
 
 from solutions import clock, leaderboard, mongo, selectors, services
 from solutions.leaderboard import (
+    applier,
     day_change,
     day_copies,
+    day_moves,
+    groups,
     journals,
     lease,
     order_writes,
@@ -26,6 +30,8 @@ from solutions.leaderboard import (
     sets,
 )
 from solutions.models import Board, Problem, Programmer
+from tests.support.ranklists import brute_ranklist
+from tests.support.ranklists import listed as ranklist_listed
 
 TZ = "Asia/Dhaka"  # UTC+6: the leaderboard's midnight is 18:00 UTC
 DAY = leaderboard.date_to_day(dt.date(2020, 1, 30))  # a Thursday; the month ends on Friday
@@ -101,6 +107,28 @@ def every_group_is_counted(boards: dict[str, Board], days: range, scopes: list[s
         for day in [days[-1]] if board.spec.is_all_time else days:
             for scope in scopes:
                 assert listed(board, day, scope) == counted(board, day, scope), (board, day, scope)
+
+
+def every_ranklist_is_counted(client, boards: dict[str, Board], days: range) -> None:
+    """Each kind of group's ranklist of every board day, through the API, is the log's count."""
+    for board in boards.values():
+        for day in [days[-1]] if board.spec.is_all_time else days:
+            for kind in groups.KINDS:
+                shown = ranklist_listed(client, board, day, kind, page_size=10)
+                assert shown == brute_ranklist(board, day, kind, TZ), (board.slug, day, kind)
+
+
+def counted_before_and_after_midnight(boards, scopes: tuple[str, ...] = (), client=None) -> None:
+    """Every board day of the last week and tomorrow is the log's count a second before midnight
+    and at midnight, in each group of `scopes` too; given a client, the ranklists of today and
+    tomorrow, read at midnight through the API (which serves no day ahead of today)."""
+    for moment in (at(DAY, 23, 59, 59), at(DAY + 1, 0)):
+        with time_machine.travel(moment, tick=False):
+            every_board_is_counted(boards, range(DAY - 7, DAY + 2))
+            every_group_is_counted(boards, range(DAY, DAY + 2), list(scopes))
+    if client is not None:
+        with time_machine.travel(at(DAY + 1, 0), tick=False):
+            every_ranklist_is_counted(client, boards, range(DAY, DAY + 2))
 
 
 def in_lists(command) -> list[list]:
@@ -320,6 +348,207 @@ def test_a_month_board_starts_empty_on_the_first_and_keeps_januarys_final_board(
         every_board_is_counted(boards, range(DAY - 7, DAY + 3))
 
 
+def a_solve_in_each_round(board: Board, solvers: list[tuple[Programmer, Problem]]):
+    """A `manifests_move` that, the first time a round of `board`'s pass writes tomorrow's
+    orders, has the next of these programmers solve (their batch runs in the middle of the
+    round); and the rounds it saw."""
+    real, seen, busy = order_writes.manifests_move, [], []
+
+    def a_solve_in_the_round(folding, frontiers):
+        prep = journals.journal_read(board.slug).get("prep") or {}
+        tomorrow = any(f"|{DAY + 1}|" in order for order in folding)
+        if board.slug in frontiers and tomorrow and not busy and prep["id"] not in seen:
+            seen.append(prep["id"])
+            if len(seen) <= len(solvers):
+                busy.append(1)
+                programmer, problem = solvers[len(seen) - 1]
+                solve(programmer, problem, at(DAY, 23, 30 + len(seen)))
+                busy.pop()
+        return real(folding, frontiers)
+
+    return a_solve_in_the_round, seen
+
+
+@pytest.mark.parametrize("again", [False, True], ids=["once", "again"])
+def test_the_pass_goes_on_in_rounds_and_leaves_the_finish_the_last_rounds_solvers(
+    evening, alice, bob, charlie, dave, monkeypatch, client, again
+):
+    """Solves go on during tomorrow's pass: while its batches moved anybody during a round, the
+    pass goes on with another (at most PASS_ROUNDS), which moves them in tomorrow's orders off
+    the lease; the finish, under the lease, moves only those of the last round (here Charlie).
+    `again`: each round's solver solves once more just as the next round begins, before it
+    reads what to move (so their entry keeps what the orders held at both). Every board day
+    and every group is the log's count before midnight and after."""
+    monkeypatch.setattr(day_change, "FINISH_PROGRAMMERS", 0)
+    boards, problems = evening
+    week = boards["last-7-days"]
+    solve(dave, next(problems), at(DAY, 23, 10))  # begins tomorrow
+    solvers = [(who, next(problems)) for who in (alice, bob, dave, charlie)]
+    in_each_round, rounds = a_solve_in_each_round(week, solvers)
+    real_round = day_change._round_begin
+
+    def a_round_and_a_solve_again(board_slug, prep):
+        begun = real_round(board_slug, prep)
+        if again and board_slug == week.slug:
+            who = solvers[begun["round"] - 2][0]  # who solved during the round before
+            solve(who, next(problems), at(DAY, 23, 40 + begun["round"]))
+        return begun
+
+    monkeypatch.setattr(day_change, "_round_begin", a_round_and_a_solve_again)
+    left, real_finish = {}, day_change.day_finish
+
+    def day_finish(board_slug, day):
+        prep = journals.journal_read(board_slug)["prep"]
+        left[board_slug] = (prep.get("round"), day_moves.moved_during(prep["id"]))
+        real_finish(board_slug, day)
+
+    with (
+        mock.patch.object(order_writes, "manifests_move", in_each_round),
+        mock.patch.object(day_change, "day_finish", day_finish),
+        time_machine.travel(at(DAY, 23, 30), tick=False),
+    ):
+        services.days_prepare()
+    assert len(rounds) == day_change.PASS_ROUNDS
+    last = sorted({charlie.pk, dave.pk}) if again else [charlie.pk]
+    assert left[week.slug] == (day_change.PASS_ROUNDS, last)
+    dated = [board for board in boards.values() if not board.spec.is_all_time]
+    assert all(frontier(board) == DAY + 1 for board in dated)
+    counted_before_and_after_midnight(boards, ("country:BD", "country:IN"), client)
+
+
+def test_a_batch_cut_after_recording_whom_it_moved_is_carried_on_by_the_rounds(
+    evening, alice, dave, monkeypatch, client
+):
+    """During the second round, Alice's batch is cut after it recorded whom it moved (for the
+    next round) and before her entry kept what the orders held for her: her solve fails and
+    stays pending. Her retry moves her during the third round. That round takes her from what
+    the orders held when it began, as her entry kept it then (nobody moved her in between);
+    tomorrow is the log's count."""
+    monkeypatch.setattr(day_change, "FINISH_PROGRAMMERS", 0)
+    boards, problems = evening
+    week = boards["last-7-days"]
+    solve(dave, next(problems), at(DAY, 23, 10))
+    in_each_round, _rounds = a_solve_in_each_round(week, [(dave, next(problems))])
+    real_round, real_write, problem, cut = (
+        day_change._round_begin,
+        applier._batch_write,
+        next(problems),
+        [],
+    )
+
+    def cut_after_the_record(writes):
+        if cut == [1]:
+            recorded = [n for n, w in enumerate(writes) if w._namespace.endswith(".prep_moved")]
+            real_write(writes[: recorded[-1] + 1])
+            cut.append(2)
+            raise ConnectionFailure("the connection dropped")
+        return real_write(writes)
+
+    def a_round_and_alices_solve(board_slug, prep):
+        begun = real_round(board_slug, prep)
+        if board_slug == week.slug and begun["round"] == 2:
+            cut.append(1)
+            with pytest.raises(ConnectionFailure):
+                solve(alice, problem, at(DAY, 23, 40))
+        elif board_slug == week.slug and begun["round"] == 3:
+            solve(alice, problem, at(DAY, 23, 40), at(DAY, 23, 41))  # her retry
+        return begun
+
+    monkeypatch.setattr(day_change, "_round_begin", a_round_and_alices_solve)
+    monkeypatch.setattr(applier, "_batch_write", cut_after_the_record)
+    with (
+        mock.patch.object(order_writes, "manifests_move", in_each_round),
+        time_machine.travel(at(DAY, 23, 30), tick=False),
+    ):
+        services.days_prepare()
+    assert cut == [1, 2]
+    counted_before_and_after_midnight(boards, ("country:BD", "org:BUET"), client)
+
+
+def test_a_fold_stopped_midway_is_finished_when_the_next_round_begins(
+    evening, alice, dave, tiny_structures, monkeypatch
+):
+    """During the pass's first round, Alice's batch folds today's orders and dies midway through
+    the fold; the second round begins (a new epoch for the journal) before any batch finishes
+    it. Today's boards, read right then, are the log's count, and so is tomorrow."""
+    monkeypatch.setattr(day_change, "FINISH_PROGRAMMERS", 0)
+    boards, problems = evening
+    week = boards["last-7-days"]
+    solve(dave, next(problems), at(DAY, 23, 10))
+    real_move, real_round, problem, folding = (
+        order_writes.manifests_move,
+        day_change._round_begin,
+        next(problems),
+        [],
+    )
+
+    def alices_fold_dies(moving, frontiers):
+        today = any(f"|{DAY}|" in order for order in moving)
+        if folding == [1] and today:
+            folding.append(2)
+            real_move(dict(list(moving.items())[:1]), frontiers)  # one order folded of several
+            raise RuntimeError("the worker was killed")
+        if folding or week.slug not in frontiers or not any(f"|{DAY + 1}|" in o for o in moving):
+            return real_move(moving, frontiers)
+        folding.append(1)
+        with pytest.raises(RuntimeError, match="killed"):
+            solve(alice, problem, at(DAY, 23, 31))
+        assert journals.journal_read(week.slug).get("folding")
+        return real_move(moving, frontiers)
+
+    def a_round_read_at_once(board_slug, prep):
+        begun = real_round(board_slug, prep)
+        with time_machine.travel(at(DAY, 23, 32), tick=False):
+            every_board_is_counted(boards, range(DAY - 1, DAY + 1))
+        return begun
+
+    monkeypatch.setattr(day_change, "_round_begin", a_round_read_at_once)
+    with (
+        mock.patch.object(order_writes, "manifests_move", alices_fold_dies),
+        time_machine.travel(at(DAY, 23, 30), tick=False),
+    ):
+        services.days_prepare()
+    assert folding == [1, 2]
+    counted_before_and_after_midnight(boards)
+
+
+@pytest.mark.parametrize("dies_in_round", [2, 3])
+def test_a_round_stopped_midway_is_carried_on_by_the_next_run(
+    evening, alice, bob, dave, tiny_structures, monkeypatch, dies_in_round
+):
+    """A round of the pass dies between two of its steps: the round stays the journal's, the
+    next run of the task carries it on (the orders it moved already are skipped) and goes on
+    with the rounds after it; tomorrow is the log's count."""
+    monkeypatch.setattr(day_change, "FINISH_PROGRAMMERS", 0)
+    boards, problems = evening
+    week = boards["last-7-days"]
+    solve(dave, next(problems), at(DAY, 23, 10))
+    solvers = [(who, next(problems)) for who in (alice, bob, dave)]
+    in_each_round, rounds = a_solve_in_each_round(week, solvers)
+    steps = []
+
+    def dies_midway(folding, frontiers):
+        if week.slug in frontiers and any(f"|{DAY + 1}|" in order for order in folding):
+            steps.append(len(rounds))
+            if steps.count(dies_in_round) == 2:
+                raise RuntimeError("the worker was killed")
+        return in_each_round(folding, frontiers)
+
+    with (
+        mock.patch.object(order_writes, "manifests_move", dies_midway),
+        time_machine.travel(at(DAY, 23, 30), tick=False),
+    ):
+        with pytest.raises(RuntimeError, match="killed"):
+            services.days_prepare()
+        stopped = journals.journal_read(week.slug)["prep"]
+        assert stopped["round"] == dies_in_round and not stopped["moved"]
+        lease.appliers().update_many({}, {"$set": {"until": 0}})  # the dead run's leases
+        services.days_prepare()
+    dated = [board for board in boards.values() if not board.spec.is_all_time]
+    assert all(frontier(board) == DAY + 1 for board in dated)
+    counted_before_and_after_midnight(boards)
+
+
 @pytest.mark.parametrize("dies_at", [1, 2, 3])
 def test_a_preparation_stopped_midway_is_carried_on_by_the_next_holder(
     evening, monkeypatch, dave, dies_at
@@ -329,7 +558,7 @@ def test_a_preparation_stopped_midway_is_carried_on_by_the_next_holder(
     solve finds it under way, carries it on (skipping the orders already moved, moving nobody
     twice), and only then moves its own programmer."""
     boards, problems = evening
-    monkeypatch.setattr(day_change, "MOVES_A_STEP", 1)
+    monkeypatch.setattr(day_moves, "MOVES_A_STEP", 1)
     real, steps = order_writes.manifests_move, defaultdict(int)
 
     def dies_midway(folding, frontiers):
@@ -387,15 +616,20 @@ def tiny_structures(monkeypatch):
     monkeypatch.setattr(sets, "ARRIVALS_MAX", 0)
     monkeypatch.setattr(orders, "INLINE_MAX", 0)
     monkeypatch.setattr(journals, "JOURNAL_MAX", 0)
-    monkeypatch.setattr(day_change, "MOVES_A_STEP", 1)
+    monkeypatch.setattr(day_moves, "MOVES_A_STEP", 1)
 
 
+@pytest.mark.parametrize("rounds", [False, True], ids=["one-round", "rounds"])
 @pytest.mark.parametrize("seed", range(4))
-def test_tomorrow_made_while_random_solves_go_on_is_the_logs_count(site, tiny_structures, seed):
+def test_tomorrow_made_while_random_solves_go_on_is_the_logs_count(
+    site, tiny_structures, monkeypatch, seed, rounds
+):
     """Random programmers in two countries and organizations solve on random days of the past
     week; in the last hour, random solves (some late, for earlier days; some by newcomers) come
     before the day is begun, between its beginning and its pass, during the pass (between its
-    steps) and after it. Tomorrow and today are, at every look, the log's count."""
+    steps, in its rounds: while anybody moved during a round) and after it. Tomorrow and today
+    are, at every look, the log's count."""
+    monkeypatch.setattr(day_change, "FINISH_PROGRAMMERS", 0 if rounds else 10**6)
     boards, problems = site
     rng = random.Random(seed)
     problems = [next(problems) for _ in range(8)]
@@ -445,40 +679,63 @@ def test_tomorrow_made_while_random_solves_go_on_is_the_logs_count(site, tiny_st
         real_pass(*args)
         passing.clear()
 
+    real_round, begun = day_change._round_begin, []
+
+    def a_round(*args):
+        begun.append(1)
+        return real_round(*args)
+
     with (
         mock.patch.object(order_writes, "manifests_move", solves_between_steps),
         mock.patch.object(day_change, "day_pass", a_pass),
+        mock.patch.object(day_change, "_round_begin", a_round),
         time_machine.travel(at(DAY, 23, 30), tick=False),
     ):
         services.days_prepare()
     last_hour_solves(2)
     dated = [board for board in boards.values() if not board.spec.is_all_time]
     assert steps and all(frontier(board) == DAY + 1 for board in dated)
+    assert bool(begun) == rounds
     with time_machine.travel(at(DAY, 23, 59, 59), tick=False):
         every_board_is_counted(boards, range(DAY - 3, DAY + 2))
     with time_machine.travel(at(DAY + 1, 0, 0, 0), tick=False):
         every_board_is_counted(boards, range(DAY - 3, DAY + 2))
 
 
-@pytest.mark.parametrize("caught_at", ["orders_write", "_sets_write", "manifests_swap"])
+@pytest.mark.parametrize(
+    "caught_at, in_round",
+    [
+        ("orders_write", 1),
+        ("_sets_write", 1),
+        ("manifests_swap", 1),
+        ("_sets_write", 2),
+        ("manifests_swap", 2),
+    ],
+)
 def test_a_preparer_that_outlived_its_lease_changes_nothing_another_made(
-    evening, alice, dave, tiny_structures, caught_at, monkeypatch
+    evening, alice, dave, tiny_structures, caught_at, in_round, monkeypatch
 ):
     """A pass stalls just before it writes (a ranklist it copies, the sets it moves, or its
-    roots), past its preparer's lease: meanwhile another run of the task does every pass, a
+    roots), in its first round or in the second (which moves those who solved during the
+    first), past its preparer's lease: meanwhile another run of the task does every pass, a
     batch finishes the day, and solves move on tomorrow's orders. Then the stalled pass writes:
     what it wrote first meets a version gone (or a document there already), and it stops; every
     board is the log's count."""
     if caught_at == "orders_write":  # no fold before the pass, which copies tomorrow itself
         monkeypatch.setattr(journals, "JOURNAL_MAX", 1024)
+    if in_round > 1:  # a round for whoever moved during the one before
+        monkeypatch.setattr(day_change, "FINISH_PROGRAMMERS", 0)
     boards, problems = evening
     solve(dave, next(problems), at(DAY, 23, 10))  # begins tomorrow
     solve(alice, next(problems), at(DAY, 23, 11))
     real, real_pass = getattr(order_writes, caught_at), day_change.day_pass
     stalled, passing = [], []
 
+    def round_of(board_slug: str) -> int:
+        return journals.journal_read(board_slug)["prep"].get("round", 1)
+
     def stalls_once(*args):
-        if passing and not stalled:
+        if passing and not stalled and round_of(passing[-1]) == in_round:
             stalled.append(passing[-1])
             lease.appliers().update_many({}, {"$set": {"until": 0}})  # its lease ran out
             assert services.days_prepare() > 0  # another run does the passes and finishes

@@ -61,8 +61,9 @@ Behind the door:
 - `reading`: a page, a rank or a neighbourhood of a board day, read by `_id` at any size.
 - `applier`: the one lease holder that moves the orders after the entries, a batch at a time;
   `lease` the lease and who is pending (and each board's preparer's); `day_change` a new
-  day's orders made from the day before's, mostly off the lease; `day_copies` the day before's
-  roots copied for it.
+  day's orders made from the day before's, mostly off the lease, its pass in rounds;
+  `day_copies` the day before's roots copied for it; `day_moves` the moves the day brings,
+  written straight into its orders.
 - `turns`: how the requests of one process waiting for the orders share one driver (no I/O).
 - `groups`: countries and organizations ranked against each other: a group's score from its
   histogram, and its record in the day's ranklist, an order like the others (pure; no I/O).

@@ -33,6 +33,7 @@ from pymongo.errors import ClientBulkWriteException, ConnectionFailure, Executio
 from .. import mongo
 from . import (
     day_change,
+    day_moves,
     days_kept,
     entries,
     folds,
@@ -276,7 +277,7 @@ def _orders_apply(wanted: set[tuple[str, int]], heads: dict[str, journals.Head])
     writes = journals.journals_append_writes(appended.values())
     preps = _preps_under_way(heads, behind)
     moved = {board: [entry.programmer_id for entry in them] for board, them in behind.items()}
-    writes += day_change.placed_moved_writes(preps, moved) + entries.placed_writes(behind, preps)
+    writes += day_moves.placed_moved_writes(preps, moved) + entries.placed_writes(behind, preps)
     full = {b: a.journal for b, a in appended.items() if a.journal["n"] > journals.JOURNAL_MAX}
     if full:
         _batch_write(writes)

@@ -12,7 +12,7 @@ parts, so that only two short ones hold the applier's lease:
    its id, and the epoch its pass marks roots with) and moves its epoch on. From then on the
    batches go on moving d-1's orders, never changing in place a document d's copies can list
    (`journals.frontier_exclusive`), and each batch records whom it moves
-   (`placed_moved_writes`) and, the first time, what the orders held for them before
+   (`day_moves.placed_moved_writes`) and, the first time, what the orders held for them before
    (``prep_from``, `entries.placed_writes`).
 2. **Pass** (`day_pass`, off the lease: the prepare task as the board's preparer,
    `lease.preparer_take`): d's roots are made as copies of d-1's as they were when it began
@@ -29,10 +29,15 @@ parts, so that only two short ones hold the applier's lease:
    from each group's histogram before and after its members' moves, then the members' orders.
    Every root moved is marked with the pass's epoch, so a pass stopped anywhere is carried on by
    the next, which skips the orders marked; a preparer that outlived its lease meets versions
-   gone. The journal records the pass done.
-3. **Finish** (`day_finish`, the lease holder): those the batches moved since the beginning move
-   in d's orders from what the pass placed them as to what the orders of d-1 hold for them now
-   (bounded by the solves of the preparation's minutes, not by the board), their groups in the
+   gone. While the batches moved more than a few hundred programmers meanwhile, the pass goes
+   on in **rounds** (a few at most): the applier's lease, taken for a moment, gives the
+   preparation a new id and epoch (the entries keep what the orders held for them at the last
+   two ids, ``prep_from`` and its ``prev``), and off the lease the round moves those the batches
+   moved during the round before, from what the orders held for them when it began to what
+   they held when this one began. The journal records the pass done.
+3. **Finish** (`day_finish`, the lease holder): those the batches moved during the last round
+   move in d's orders from what that round placed them as to what the orders of d-1 hold for
+   them now (a few hundred, bounded by the rounds, not by the board), their groups in the
    ranklists; then the frontier moves to d, and the journal's epoch on, in one write.
 
 The prepare task (beat, every ten seconds) begins, passes and finishes each board's tomorrow in the
@@ -46,30 +51,27 @@ from __future__ import annotations
 
 import functools
 import secrets
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
-
-from django.utils import timezone
-from pymongo import InsertOne
-from pymongo.collection import Collection
+from collections.abc import Mapping
 
 from .. import mongo
 from . import (
     day_copies,
+    day_moves,
     days_kept,
     entries,
     folds,
-    groups,
     journals,
     lease,
     maths,
     moving,
-    order_writes,
     orders,
-    reading,
 )
 
-MOVES_A_STEP = 50_000  # moves a step of the pass writes at most (orders are never split)
+# The pass goes on in rounds while the batches move more programmers meanwhile than this, so
+# that the finish, under the lease, moves a few hundred at most (some 5 ms of the server each).
+FINISH_PROGRAMMERS = 200
+PASS_ROUNDS = 4  # rounds at most: a pass ends however fast the solves come
+ROUND_WAIT_SECONDS = 2.0  # how long a round waits for the applier's lease to begin
 PREP_MARK_TRIES = 5  # the lease holder writes the journal a few times a second at most
 
 
@@ -136,10 +138,11 @@ def _window_of(kept: dict | None) -> maths.Window | None:
 
 def day_prepare(board_slug: str, window: maths.Window, day: int) -> None:
     """Make a board's orders of `day` from those of the day before at once, as the lease holder:
-    begun if it was not, its pass done if it was not, finished (see the module docstring)."""
+    begun if it was not, its pass done if it was not (in one round: no batch moves anybody
+    meanwhile), finished (see the module docstring)."""
     prep = day_begin(board_slug, window, day)
     if not prep.get("passed"):
-        day_pass(board_slug, window, prep)
+        day_pass(board_slug, window, prep, rounds=False)
     day_finish(board_slug, day)
 
 
@@ -162,29 +165,89 @@ def day_begin(board_slug: str, window: maths.Window, day: int) -> dict:
     return prep
 
 
-def day_pass(board_slug: str, window: maths.Window, prep: dict) -> None:
-    """Move the programmers the day changes in its orders (step 3), as the board's preparer
+def day_pass(board_slug: str, window: maths.Window, prep: dict, *, rounds: bool = True) -> None:
+    """Move the programmers the day changes in its orders (step 2), as the board's preparer
     (`lease.preparer_take`) or the lease holder, then mark the pass done in the journal. Each
     moves from what the orders held for them when the preparation began to what that placement
     says for the day, so the moves are the same whenever the pass runs, whatever the batches
-    meanwhile; a root that holds the pass's epoch was moved by a pass stopped later."""
-    day, epoch = prep["day"], prep["epoch"]
+    meanwhile; a root that holds the pass's epoch was moved by a pass stopped later.
+
+    Then, while the batches moved more than FINISH_PROGRAMMERS programmers during the last
+    round (`rounds`), another **round**, up to PASS_ROUNDS in all: the applier's lease taken
+    for a moment begins it (`_round_begin`: a preparation id and an epoch of its own), and off
+    the lease it moves those programmers in the day's orders from what the orders of the day
+    before held for them when the last round began to what they held when this one began. The
+    finish, under the lease, is left with those the batches moved during the last round."""
     if not prep.get("copied"):
-        day_copies.orders_copy(board_slug, day)
-        _prep_mark(board_slug, prep, copied=True)
-    due = _programmers_due(window, day)
-    by_scope = _moves_of(board_slug, due, prep, copied=not window.starts_period(day))
-    ranklists = _ranklist_moves(board_slug, day, epoch, by_scope)
-    _pass(board_slug, day, epoch, ranklists)
-    _pass(board_slug, day, epoch, by_scope)
+        day_copies.orders_copy(board_slug, prep["day"])
+        prep = _prep_mark(board_slug, prep, copied=True)
+    while True:
+        if not prep.get("moved"):
+            moves = _round_moves(board_slug, window, prep)
+            day_moves.moves_write(board_slug, prep["day"], prep["epoch"], moves)
+            prep = _prep_mark(board_slug, prep, moved=True)
+        if not rounds or not _round_due(prep):
+            break
+        if (next_round := _round_begin(board_slug, prep)) is None:
+            break  # the lease is busy: the finish moves them all
+        prep = next_round
     _prep_mark(board_slug, prep, passed=True)
 
 
-def _prep_mark(board_slug: str, prep: dict, **marks: bool) -> None:
-    """Mark a preparation's step done in the journal (``copied``, ``passed``), over the version
-    read (the lease holder may write it meanwhile: read again and tried again). A preparation
-    that is not the journal's any more (another preparer's pass was finished, or a rebuild
-    started the board afresh) stops its preparer (`orders.OrdersConflict`)."""
+def _round_moves(board_slug: str, window: maths.Window, prep: dict) -> dict[str, list[moving.Move]]:
+    """{scope: moves} of a round of the pass (see `day_pass`): the first, whoever the day
+    changes, from what the orders held for them when the preparation began; a later one,
+    whoever the batches moved during the round before."""
+    if "prev" not in prep:
+        return day_moves.due_moves(board_slug, window, prep)
+    prev, this = prep["prev"], prep["id"]
+    return day_moves.moves_between(
+        board_slug,
+        prep["day"],
+        day_moves.moved_during(prev),
+        lambda entry: entries.placed_before_prep(entry, prev, then=this),
+        lambda entry: entries.placed_before_prep(entry, this),
+    )
+
+
+def _round_due(prep: dict) -> bool:
+    """Whether the pass goes on with another round: the batches moved more programmers during
+    this one than the finish is left, and the rounds are not all taken."""
+    if prep.get("round", 1) >= PASS_ROUNDS:
+        return False
+    return len(day_moves.moved_during(prep["id"])) > FINISH_PROGRAMMERS
+
+
+def _round_begin(board_slug: str, prep: dict) -> dict | None:
+    """Begin the pass's next round (see `day_pass`) as the applier's lease holder for a moment,
+    waiting for the lease up to ROUND_WAIT_SECONDS: a new preparation id, which the batches
+    record from now on (`day_moves.placed_moved_writes`, ``prep_from``), the last one kept as
+    ``prev``, and an epoch of its own, the journal's moving on (a fold stopped midway is
+    finished first, so that no root holds that epoch). Returns the round as the journal keeps
+    it, or None when the lease stayed busy."""
+    lease.keep()  # the preparer's, which is not renewed while it waits
+    with lease.taken_for_a_step(secrets.token_hex(8), ROUND_WAIT_SECONDS) as held:
+        if not held:
+            return None
+        journal = journals.journal_read(board_slug)
+        now = journal.get("prep") or {}
+        if now.get("id") != prep["id"]:
+            raise orders.OrdersConflict("the preparation was finished or dropped meanwhile")
+        if journals.fold_first(journal):
+            journal = folds.journals_fold({board_slug: journal})[board_slug]
+        epoch, rounds = journal.get("epoch", 0), now.get("round", 1)
+        then = {**now, "id": secrets.token_hex(8), "prev": now["id"], "epoch": epoch}
+        then |= {"round": rounds + 1, "moved": False}
+        journals.journal_write(board_slug, journal, {"prep": then, "epoch": epoch + 1})
+        return then
+
+
+def _prep_mark(board_slug: str, prep: dict, **marks: bool) -> dict:
+    """Mark a preparation's step done in the journal (``copied``, ``moved``, ``passed``), over
+    the version read (the lease holder may write it meanwhile: read again and tried again);
+    returns the preparation as marked. A preparation that is not the journal's any more
+    (another preparer's pass was finished, or a rebuild started the board afresh) stops its
+    preparer (`orders.OrdersConflict`)."""
     for attempt in range(PREP_MARK_TRIES):
         journal = journals.journal_read(board_slug)
         now = journal.get("prep") or {}
@@ -192,30 +255,31 @@ def _prep_mark(board_slug: str, prep: dict, **marks: bool) -> None:
             raise orders.OrdersConflict("the preparation was finished or dropped meanwhile")
         try:
             journals.journal_write(board_slug, journal, {"prep": {**now, **marks}})
-            return
+            return {**now, **marks}
         except orders.OrdersConflict:
             if attempt == PREP_MARK_TRIES - 1:
                 raise
+    return prep  # not reached: the last try returns or raises
 
 
 def day_finish(board_slug: str, day: int) -> None:
     """As the lease holder: once its pass is done, move in day `day`'s orders those that batches
-    moved meanwhile (`placed_moved_writes`), from what the pass placed them as to what the
-    orders of the day before hold for them now, then move the frontier to `day` (step 4)."""
+    moved during its last round (`day_moves.placed_moved_writes`), from what the round placed
+    them as to what the orders of the day before hold for them now, then move the frontier to
+    `day` (step 3)."""
     journal = journals.journal_read(board_slug)
     prep, epoch = journal.get("prep") or {}, journal.get("epoch", 0)
     if not begun(prep, day) or not prep.get("passed"):
         # Dropped meanwhile (a rebuild started the board afresh): the batch starts again.
         raise orders.OrdersConflict(f"the preparation of {board_slug}'s day {day} is gone")
-    by_scope: dict[str, list[moving.Move]] = defaultdict(list)
-    for entry in entries.entries_placed(board_slug, _moved_during(prep["id"])):
-        before = entries.placed_before_prep(entry, prep["id"])
-        behind = entries.Behind(entry["_id"], before, entries.placed_of(entry) or {})
-        for (_day_key, scope), move in behind.moves(day, day).items():
-            by_scope[scope].append(move)
-    ranklists = _ranklist_moves(board_slug, day, epoch, by_scope)
-    _pass(board_slug, day, epoch, ranklists)
-    _pass(board_slug, day, epoch, by_scope)
+    moved = day_moves.moves_between(
+        board_slug,
+        day,
+        day_moves.moved_during(prep["id"]),
+        lambda entry: entries.placed_before_prep(entry, prep["id"]),
+        entries.placed_of,
+    )
+    day_moves.moves_write(board_slug, day, epoch, moved)
     changes = {"frontier": day, "prep": None, "epoch": epoch + 1}
     journals.journal_write(board_slug, journal, changes)
 
@@ -247,107 +311,3 @@ def days_pass(boards: Mapping[str, maths.Window | None]) -> list[str]:
 def _pass_due(prep: dict | None) -> bool:
     """Whether a journal's preparation (`Head.prep`) is begun and its pass not done."""
     return bool(prep) and begun(prep, prep.get("day")) and not prep.get("passed")
-
-
-# --- the programmers batches moved during a preparation -----------------------------------------
-
-
-def prep_moved() -> Collection:
-    """``prep_moved``: one document for each batch and board whose preparation was under way:
-    the programmers it moved (``pids``), under the preparation's id (``prep``)."""
-    return mongo.get_db()["prep_moved"]
-
-
-def placed_moved_writes(preps: Mapping[str, str], moved: Mapping[str, Iterable[int]]) -> list:
-    """The writes that record which programmers a batch moves on boards whose next day's
-    preparation is under way ({board: its id}), for `day_finish`; sent before the writes of
-    what the orders hold for them (`entries.placed_writes`)."""
-    where = mongo.namespace(prep_moved())
-    return [
-        InsertOne(
-            {"prep": prep_id, "pids": sorted(moved[board]), "at": timezone.now()},
-            namespace=where,
-        )
-        for board, prep_id in sorted(preps.items())
-        if moved.get(board)
-    ]
-
-
-def _moved_during(prep_id: str) -> list[int]:
-    """The programmers batches moved during a preparation (by its index on ``prep``)."""
-    return sorted({pid for found in prep_moved().find({"prep": prep_id}) for pid in found["pids"]})
-
-
-def _moves_of(
-    board_slug: str, due: list[int], prep: dict, copied: bool
-) -> dict[str, list[moving.Move]]:
-    """{scope: moves} that make the orders of the preparation's day hold these programmers as
-    placed when it began (`entries.placed_before_prep`)."""
-    by_scope: dict[str, list[moving.Move]] = defaultdict(list)
-    for entry in entries.entries_placed(board_slug, due):
-        placed = entries.placed_before_prep(entry, prep["id"])
-        moves = entries.day_moves(placed, entry["_id"], prep["day"], copied)
-        for (_day_key, scope), move in moves.items():
-            by_scope[scope].append(move)
-    return by_scope
-
-
-def _pass(board_slug: str, day: int, epoch: int, by_scope: Mapping[str, list[moving.Move]]) -> None:
-    """Move day `day`'s orders of these scopes, each in one step of the pass (its sets read and
-    written once), orders together up to MOVES_A_STEP moves a step, the lease renewed between
-    steps; a root that holds `epoch` already (moved by a preparation stopped later) is left.
-    The documents born on `day` are its orders' own (`journals.frontier_exclusive`)."""
-    frontier = {board_slug: day}
-    step: dict[str, tuple[int, list[moving.Move]]] = {}
-    taken = 0
-    for scope, moves in sorted(by_scope.items(), key=lambda item: -len(item[1])):
-        if step and taken + len(moves) > MOVES_A_STEP:
-            lease.keep()
-            order_writes.manifests_move(step, frontier)
-            step, taken = {}, 0
-        step[orders.order_id(board_slug, str(day), scope)] = (epoch, moves)
-        taken += len(moves)
-    if step:
-        lease.keep()
-        order_writes.manifests_move(step, frontier)
-
-
-def _ranklist_moves(
-    board_slug: str, day: int, epoch: int, by_scope: Mapping[str, list[moving.Move]]
-) -> dict[str, list[moving.Move]]:
-    """{ranklist scope: moves} of the groups whose records the members' moves change: from each
-    group's order of `day` before its moves, and after them (laid over it in memory). Taken
-    before the members' orders move, so a preparation stopped between the two takes the same
-    moves again (a group whose order holds the epoch already was moved in its ranklist before)."""
-    grouped = {orders.order_id(board_slug, str(day), s): s for s in by_scope if groups.kind_of(s)}
-    roots = journals.journals_read({}, grouped)[1]  # their histograms and epochs
-    moves: dict[str, list[moving.Move]] = defaultdict(list)
-    for order, scope in grouped.items():
-        root = roots[order]
-        if root.folded >= epoch:
-            continue
-        pairs = [(move.old, move.new) for move in by_scope[scope]]
-        if root.shift:  # a histogram of buckets: the records from the order itself
-            old = reading.group_record(board_slug, str(day), scope, laid=(epoch, []))
-            new = reading.group_record(board_slug, str(day), scope, laid=(epoch, pairs))
-        else:
-            old = groups.record(scope, root.histogram)
-            laid = folds.histogram_laid(root, epoch, journals.pairs_histogram(pairs))
-            new = groups.record(scope, laid)
-        if old != new:
-            kind = groups.kind_of(scope) or ""
-            moves[groups.ranklist_scope(kind)].append(moving.Move(old, new))
-    return moves
-
-
-def _programmers_due(window: maths.Window, day: int) -> list[int]:
-    """The ids of the programmers whose score the day may change (`Window.days_moving`), in
-    order: one read of the log's solves of each such day, by its index on `solved_at` (a
-    best-score board's: of its `scores` log, by the same index there)."""
-    found: set[int] = set()
-    log = mongo.scores() if window.best else mongo.solves()
-    for solve_day in window.days_moving(day):
-        during = {"$gte": days_kept.day_start(solve_day), "$lt": days_kept.day_start(solve_day + 1)}
-        for solve in log.find({"solved_at": during}, {"programmer_id": 1}):
-            found.add(solve["programmer_id"])
-    return sorted(found)

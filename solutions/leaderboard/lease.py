@@ -16,8 +16,10 @@ runs of the prepare task do not do the same pass at once (`day_change.days_pass`
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
 
 from pymongo import ReturnDocument, UpdateOne
 from pymongo.collection import Collection
@@ -161,6 +163,31 @@ def _release(token: str, done: list[str] | None) -> tuple[dict, dict]:
     if done:
         update["$pullAll"] = {"pending": done}
     return {"_id": LEASE, "token": token}, update
+
+
+@contextlib.contextmanager
+def taken_for_a_step(token: str, wait: float) -> Iterator[bool]:
+    """The applier's lease, taken for one short step by the holder of another (a board's
+    preparer begins a round of its pass: `day_change`), waiting up to `wait` seconds for it to
+    be free, and given back after it; the lease held before is renewed by `keep` again then.
+    Yields whether it was taken (listing nobody as pending)."""
+    before = [getattr(_held, field, None) for field in ("name", "token", "renewed")]
+    deadline = time.monotonic() + wait
+    held, _pending = take(token, [])
+    while not held and time.monotonic() < deadline:
+        time.sleep(0.01)
+        held, _pending = take(token, [])
+    try:
+        yield held
+    except BaseException:
+        if held:
+            mongo.cleanup(lambda: release(token, None))
+        raise
+    else:
+        if held:
+            release(token, None)
+    finally:
+        _held.name, _held.token, _held.renewed = before
 
 
 def pending_now() -> tuple[set[str], bool]:

@@ -308,17 +308,24 @@ def placed_writes(
 def _prep_from(prep_id: str) -> dict:
     """``prep_from`` as the entry keeps it (an expression): as it is if it is this
     preparation's already, else this preparation's id and ``placed`` in full as it is before the
-    write (the `$set` evaluates every field from the document before it)."""
+    write (the `$set` evaluates every field from the document before it), the one it kept
+    before under ``prev`` (a round of the pass moves tomorrow's orders from it: `day_change`)."""
     kept = {"$eq": [{"$ifNull": ["$prep_from.id", None]}, prep_id]}
-    return {"$cond": [kept, "$prep_from", {"id": prep_id, "placed": placed_kept()}]}
+    before = {"id": "$prep_from.id", "placed": "$prep_from.placed"}
+    return {"$cond": [kept, "$prep_from", {"id": prep_id, "placed": placed_kept(), "prev": before}]}
 
 
-def placed_before_prep(entry: dict, prep_id: str) -> dict | None:
+def placed_before_prep(entry: dict, prep_id: str, then: str | None = None) -> dict | None:
     """What the orders held for an entry when the preparation `prep_id` began (see
-    `day_change`): what it kept when an applier first moved it since (``prep_from``), else what
-    the orders hold for it now (None: nothing)."""
+    `day_change`): what it kept when an applier first moved it since (``prep_from``, or the one
+    before it, ``prev``), else what it kept when an applier first moved it since the
+    preparation `then` that came next began, else what the orders hold for it now (None:
+    nothing). An entry nobody moved between two beginnings was held the same at both."""
     kept = entry.get("prep_from") or {}
-    if kept.get("id") == prep_id:
+    for slot in (kept, kept.get("prev") or {}):
+        if slot.get("id") == prep_id:
+            return slot.get("placed")
+    if then is not None and kept.get("id") == then:
         return kept.get("placed")
     return placed_of(entry)
 
