@@ -182,10 +182,9 @@ def day_pass(board_slug: str, window: maths.Window, prep: dict, *, rounds: bool 
         day_copies.orders_copy(board_slug, prep["day"])
         prep = _prep_mark(board_slug, prep, copied=True)
     while True:
-        if not prep.get("moved"):
-            moves = _round_moves(board_slug, window, prep)
-            day_moves.moves_write(board_slug, prep["day"], prep["epoch"], moves)
-            prep = _prep_mark(board_slug, prep, moved=True)
+        # A round stopped anywhere is done again: the roots it moved hold its epoch already.
+        moves = _round_moves(board_slug, window, prep)
+        day_moves.moves_write(board_slug, prep["day"], prep["epoch"], moves)
         if not rounds or not _round_due(prep):
             break
         if (next_round := _round_begin(board_slug, prep)) is None:
@@ -237,13 +236,13 @@ def _round_begin(board_slug: str, prep: dict) -> dict | None:
             journal = folds.journals_fold({board_slug: journal})[board_slug]
         epoch, rounds = journal.get("epoch", 0), now.get("round", 1)
         then = {**now, "id": secrets.token_hex(8), "prev": now["id"], "epoch": epoch}
-        then |= {"round": rounds + 1, "moved": False}
+        then |= {"round": rounds + 1}
         journals.journal_write(board_slug, journal, {"prep": then, "epoch": epoch + 1})
         return then
 
 
 def _prep_mark(board_slug: str, prep: dict, **marks: bool) -> dict:
-    """Mark a preparation's step done in the journal (``copied``, ``moved``, ``passed``), over
+    """Mark a preparation's step done in the journal (``copied``, ``passed``), over
     the version read (the lease holder may write it meanwhile: read again and tried again);
     returns the preparation as marked. A preparation that is not the journal's any more
     (another preparer's pass was finished, or a rebuild started the board afresh) stops its
