@@ -286,11 +286,11 @@ def _orders_apply(wanted: set[tuple[str, int]], heads: dict[str, journals.Head])
     return writes
 
 
-def _preps_under_way(heads: dict[str, journals.Head], boards: Iterable[str]) -> dict[str, str]:
-    """{board: the id of its next day's preparation} of these boards with one begun (see
-    `day_change`): the batch records whom it moves there, and what the orders held for them."""
+def _preps_under_way(heads: dict[str, journals.Head], boards: Iterable[str]) -> dict[str, dict]:
+    """{board: its next day's preparation} of these boards with one begun (see `day_change`):
+    the batch records whom it moves there, and what the orders held for them."""
     preps = {board: heads[board].prep or {} for board in boards}
-    return {board: prep["id"] for board, prep in preps.items() if "id" in prep}
+    return {board: prep for board, prep in preps.items() if "id" in prep}
 
 
 def _journals_read(

@@ -31,10 +31,11 @@ parts, so that only two short ones hold the applier's lease:
    the next, which skips the orders marked; a preparer that outlived its lease meets versions
    gone. While the batches moved more than a few hundred programmers meanwhile, the pass goes
    on in **rounds** (a few at most): the applier's lease, taken for a moment, gives the
-   preparation a new id and epoch (the entries keep what the orders held for them at the last
-   two ids, ``prep_from`` and its ``prev``), and off the lease the round moves those the batches
-   moved during the round before, from what the orders held for them when it began to what
-   they held when this one began. The journal records the pass done.
+   preparation a new id and epoch (an entry moved during two rounds in a row keeps what the
+   orders held for it when each began, ``prep_from`` and its ``prev``), and off the lease the
+   round moves those the batches moved during the round before, from what the orders held for
+   them when it began to what they held when this one began. The journal records the pass
+   done.
 3. **Finish** (`day_finish`, the lease holder): those the batches moved during the last round
    move in d's orders from what that round placed them as to what the orders of d-1 hold for
    them now (a few hundred, bounded by the rounds, not by the board), their groups in the

@@ -40,18 +40,18 @@ def prep_moved() -> Collection:
     return mongo.get_db()["prep_moved"]
 
 
-def placed_moved_writes(preps: Mapping[str, str], moved: Mapping[str, Iterable[int]]) -> list:
+def placed_moved_writes(preps: Mapping[str, dict], moved: Mapping[str, Iterable[int]]) -> list:
     """The writes that record which programmers a batch moves on boards whose next day's
-    preparation is under way ({board: its id}), for the next round of its pass and its finish
-    (`day_change`); sent before the writes of
-    what the orders hold for them (`entries.placed_writes`)."""
+    preparation is under way ({board: the preparation}), under its id, for the next round of its
+    pass and for its finish (`day_change`); sent before the writes of what the orders hold for
+    them (`entries.placed_writes`)."""
     where = mongo.namespace(prep_moved())
     return [
         InsertOne(
-            {"prep": prep_id, "pids": sorted(moved[board]), "at": timezone.now()},
+            {"prep": prep["id"], "pids": sorted(moved[board]), "at": timezone.now()},
             namespace=where,
         )
-        for board, prep_id in sorted(preps.items())
+        for board, prep in sorted(preps.items())
         if moved.get(board)
     ]
 

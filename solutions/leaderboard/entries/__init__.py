@@ -282,37 +282,45 @@ def day_moves(
 
 
 def placed_writes(
-    behind: dict[str, list[Behind]], preps: Mapping[str, str] | None = None
+    behind: dict[str, list[Behind]], preps: Mapping[str, dict] | None = None
 ) -> list[UpdateOne]:
     """The writes that record in each entry what the orders now hold for it, unless a later
     applier already recorded a newer revision: ``{rev}`` alone if the entry is still at it. Sent
-    with the batch's other writes (`mongo.write_together`). `preps`: {board: the id of the next
-    day's preparation under way}: an entry moved on such a board keeps, the first time, what
-    the orders held for it before (``prep_from``), which the preparation's orders hold it as
-    (`placed_before_prep`)."""
+    with the batch's other writes (`mongo.write_together`). `preps`: {board: the next day's
+    preparation under way (its ``id``, and ``prev`` in its later rounds)}: an entry moved on
+    such a board keeps, the first time, what the orders held for it before (``prep_from``),
+    which the preparation's orders hold it as (`placed_before_prep`)."""
     updates = []
     for board_slug, moved in behind.items():
         where = mongo.namespace(entries(board_slug))
-        prep_id = (preps or {}).get(board_slug)
+        prep = (preps or {}).get(board_slug)
         for entry in moved:
             rev = entry.now["rev"]
             still = {"$eq": [{"$ifNull": ["$rev", 0]}, rev]}
             changes = {"placed": {"$cond": [still, {"rev": rev}, {"$literal": entry.now}]}}
-            if prep_id:
-                changes = {"prep_from": _prep_from(prep_id), **changes}
+            if prep:
+                changes = {"prep_from": _prep_from(prep["id"], prep.get("prev")), **changes}
             older = {"_id": entry.programmer_id, "placed.rev": {"$not": {"$gte": rev}}}
             updates.append(UpdateOne(older, [{"$set": changes}], namespace=where))
     return updates
 
 
-def _prep_from(prep_id: str) -> dict:
+def _prep_from(prep_id: str, prev_id: str | None) -> dict:
     """``prep_from`` as the entry keeps it (an expression): as it is if it is this
     preparation's already, else this preparation's id and ``placed`` in full as it is before the
-    write (the `$set` evaluates every field from the document before it), the one it kept
-    before under ``prev`` (a round of the pass moves tomorrow's orders from it: `day_change`)."""
-    kept = {"$eq": [{"$ifNull": ["$prep_from.id", None]}, prep_id]}
+    write (the `$set` evaluates every field from the document before it), with the one it kept
+    for the round before, `prev_id`, as ``prev`` (the next round moves tomorrow's orders from
+    it: `day_change`)."""
+    first = {"id": prep_id, "placed": placed_kept()}
+    if prev_id is None:
+        return {"$cond": [_prep_from_is(prep_id), "$prep_from", first]}
     before = {"id": "$prep_from.id", "placed": "$prep_from.placed"}
-    return {"$cond": [kept, "$prep_from", {"id": prep_id, "placed": placed_kept(), "prev": before}]}
+    after_prev = {"$cond": [_prep_from_is(prev_id), {**first, "prev": before}, first]}
+    return {"$cond": [_prep_from_is(prep_id), "$prep_from", after_prev]}
+
+
+def _prep_from_is(prep_id: str) -> dict:
+    return {"$eq": [{"$ifNull": ["$prep_from.id", None]}, prep_id]}
 
 
 def placed_before_prep(entry: dict, prep_id: str, then: str | None = None) -> dict | None:
