@@ -175,7 +175,7 @@ def taken_for_a_step(token: str, wait: float) -> Iterator[bool]:
     deadline = time.monotonic() + wait
     held, _pending = take(token, [])
     while not held and time.monotonic() < deadline:
-        time.sleep(0.01)
+        time.sleep(0.025)  # a waiter of the applier looks every 15 to 50 ms
         held, _pending = take(token, [])
     try:
         yield held
