@@ -21,6 +21,7 @@ programmer their own results.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -46,6 +47,11 @@ class Column:
     title: str
 
 
+# Rows a page of the standings shows: on contest day a table of every participant, polled every
+# few seconds by every viewer, was some 300 KB a poll (and a rendering of all of it a version).
+STANDINGS_PAGE_SIZE = 100
+
+
 @dataclass
 class StandingsView:
     competition: Competition
@@ -58,15 +64,36 @@ class StandingsView:
     # Only these programmers' rows are listed (a people view such as "following"); None: all.
     # Ranks and the totals below stay those of the whole standings.
     only: Collection[int] | None = None
+    # Only this page of STANDINGS_PAGE_SIZE rows of those listed is shown (the pages' table);
+    # None: every row (the API).
+    page: int | None = None
+
+    @property
+    def listed(self) -> list[standings.Row]:
+        """The rows listed, every page: everybody's, or only the people view's."""
+        return [row for row in self.rows if self.only is None or row.programmer_id in self.only]
+
+    @property
+    def pages(self) -> int:
+        """How many pages the rows listed fill (at least one, empty)."""
+        return max(1, math.ceil(len(self.listed) / STANDINGS_PAGE_SIZE))
 
     @property
     def lines(self) -> list[tuple[standings.Row, list[standings.Cell | None]]]:
-        """Each row with its cells in column order (None where nothing was tried), for tables."""
-        return [
-            (row, [row.cells.get(column.slug) for column in self.columns])
-            for row in self.rows
-            if self.only is None or row.programmer_id in self.only
-        ]
+        """Each row of the page (all rows without one) with its cells in column order (None
+        where nothing was tried), for tables."""
+        rows = self.listed
+        if self.page is not None:
+            rows = rows[(self.page - 1) * STANDINGS_PAGE_SIZE : self.page * STANDINGS_PAGE_SIZE]
+        return [(row, [row.cells.get(column.slug) for column in self.columns]) for row in rows]
+
+    @property
+    def viewer_page(self) -> int | None:
+        """The page listing the viewer's own row (None: not listed, or no viewer)."""
+        for index, row in enumerate(self.listed):
+            if row.programmer_id == self.viewer_id:
+                return index // STANDINGS_PAGE_SIZE + 1
+        return None
 
     @property
     def totals(self) -> list[tuple[int, int]]:

@@ -1,10 +1,12 @@
 """The standings pages' presenter: what a competition's standings page and its live table show,
 and the table's ETag, on the live-page layer of `solutions` (`live`, `etags`) as the boards are.
 
-While the competition runs, the table everybody but staff sees is rendered once per version of
+The table is shown a page of `selectors.STANDINGS_PAGE_SIZE` rows at a time (`?page=`), with the
+page links and "your row is on page n" around it rendered for each request. While the
+competition runs, a page of the table everybody but staff sees is rendered once per version of
 the competition's standings (read through the cache, see `selectors.competition_version`),
-frozen state and viewer (`live.rendered_once`): hundreds of viewers poll it on contest day, and
-each rendering reads every attempt. Anonymous viewers share one rendering; a signed-in
+frozen state, viewer and page (`live.rendered_once`): hundreds of viewers poll it on contest
+day, and each rendering reads every attempt. Anonymous viewers share one rendering; a signed-in
 programmer, whose own row may be live, has their own. Staff (who see everything live), a
 following view (the viewer's own) and an upcoming competition's table are rendered for the
 request, against the version as it is now.
@@ -23,7 +25,11 @@ itself against, so no two requests' pages are the same.
 from __future__ import annotations
 
 import datetime as dt
+import re
+from dataclasses import dataclass
+from urllib.parse import urlencode
 
+from django.core.paginator import Paginator
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -39,6 +45,7 @@ from .models import Competition
 
 PUBLIC_STANDINGS_SECONDS = 10  # how long a rendering of the table is kept
 FOLLOWING = "following"  # `?view=following`: the people the viewer follows, as on the boards
+PAGE_ERROR = "Enter the page as a whole number from 1."  # `?page=` that is no page number
 
 
 def competition_of(request: HttpRequest, slug: str) -> Competition | None:
@@ -47,33 +54,71 @@ def competition_of(request: HttpRequest, slug: str) -> Competition | None:
 
 
 def standings_context(*, request: HttpRequest, competition: Competition) -> dict:
-    """What the standings page shows: the competition's header and status, and the table (polled
-    by solutions/live.js while it can change), all of it or (`?view=following`) the rows of the
-    people the viewer follows. While the competition runs the table is the one its polls get,
-    from the cache once per change (so the first poll is a 304, and a page opened under load
-    reads no attempt); once it has ended, the final table."""
+    """What the standings page shows: the competition's header and status, and a page of the
+    table (polled by solutions/live.js while it can change), all of it or (`?view=following`) the
+    rows of the people the viewer follows. While the competition runs the table is the one its
+    polls get, from the cache once per change (so the first poll is a 304, and a page opened
+    under load reads no attempt); once it has ended, the final table. `page_error` says why a
+    `?page=` that is no page number shows none (a 400)."""
     now = _now(request)
     context = {
         "competition": competition,
         "status": competition.status(now),
         "following": _following(request),
     }
+    if page_asked(request) is None:
+        return context | {"page_error": PAGE_ERROR}
+    table = mark_safe(standings_table(request, competition))  # our own templates, escaped there
+    context |= {"standings_html": table, "page_missing": page_missing(request, competition)}
     if competition.is_archived or competition.has_ended(now):
-        return context | {"view": _standings_view(request, competition)}
-    live_url = reverse("competition_standings_live", args=[competition.slug])
-    table = standings_table(request, competition)
+        return context
     # A table older than the version read: the first poll must not be a 304 (see `live`).
     etag = None if live.shows_older(request) else standings_etag(request, competition.slug)
     return context | {
-        "standings_html": mark_safe(table),  # rendered by our own template, escaped there
-        "live_url": f"{live_url}?view={FOLLOWING}" if context["following"] else live_url,
+        "live_url": _live_url(request, competition),
         "live_etag": quote_etag(etag) if etag else "",
     }
 
 
+def page_asked(request: HttpRequest) -> int | None:
+    """The page of the table `?page=` asks for (1 without it); None when it is no page number."""
+    text = request.GET.get("page") or "1"
+    return int(text) if re.fullmatch(r"[1-9][0-9]{0,6}", text) else None
+
+
+def page_missing(request: HttpRequest, competition: Competition) -> bool:
+    """Whether the page asked for is past the table's last (the page and its polls: a 404)."""
+    table = _table(request, competition)
+    return table.page > table.pages
+
+
+def _live_url(request: HttpRequest, competition: Competition) -> str:
+    """The live table's URL: the same view, page and display mode as the page's."""
+    query = {"view": FOLLOWING} if _following(request) else {}
+    if (page := page_asked(request)) and page > 1:
+        query["page"] = page
+    if request.GET.get("display") == "1":
+        query["display"] = 1  # the page links inside the table keep it
+    url = reverse("competition_standings_live", args=[competition.slug])
+    return f"{url}?{urlencode(query)}" if query else url
+
+
 def standings_table(request: HttpRequest, competition: Competition) -> str:
-    """The table's HTML as this viewer sees it now (the live fragment), once per request."""
-    return request_memo(request, ("standings-table",), lambda: _table(request, competition))
+    """The live fragment as this viewer sees it now, once per request: a page of the table, and
+    around it the page links and the link to the viewer's own row, rendered for the request
+    (its query string; a page of the table is shared, see the docstring)."""
+
+    def fragment() -> str:
+        table = _table(request, competition)
+        context = {
+            "table": table,
+            "page_links": Paginator(range(table.pages), 1).get_elided_page_range(
+                min(table.page, table.pages), on_each_side=2, on_ends=1
+            ),
+        }
+        return render_to_string("competitions/_standings_live.html", context, request=request)
+
+    return request_memo(request, ("standings-table",), fragment)
 
 
 def standings_etag(request: HttpRequest, slug: str) -> str | None:
@@ -96,6 +141,7 @@ def _etag(request: HttpRequest, competition: Competition) -> str:
         user.pk if user.is_authenticated else 0,
         user.is_staff,
         _following(request),
+        page_asked(request),
         extensions.page_fingerprint(
             request=request, page="standings", fragment=True, subject=competition
         ),
@@ -117,13 +163,35 @@ def _shown(competition: Competition, now: dt.datetime) -> tuple:
     )
 
 
-def _table(request: HttpRequest, competition: Competition) -> str:
-    """The table: shared through the cache while the competition runs (see the docstring)."""
+@dataclass(frozen=True)
+class RenderedTable:
+    """A page of the table rendered, as the cache keeps it, with what its frame shows: which
+    page of how many, and the page of the viewer's own row (None: not listed)."""
+
+    html: str
+    page: int
+    pages: int
+    viewer_page: int | None
+
+    @property
+    def safe_html(self) -> str:
+        return mark_safe(self.html)  # rendered by our own template, escaped there
+
+
+def _table(request: HttpRequest, competition: Competition) -> RenderedTable:
+    """A page of the table: shared through the cache while the competition runs (see the
+    docstring), once per request."""
+    return request_memo(request, ("standings-page",), lambda: _table_of(request, competition))
+
+
+def _table_of(request: HttpRequest, competition: Competition) -> RenderedTable:
     now = _now(request)
     if not _shared(request, competition, now):
         return _render(request, competition)
     viewer = request.user.pk if request.user.is_authenticated else 0
-    key = f"standings-html:{live.etag(*_shown(competition, now))}:{viewer}"
+    # `v2`: the entries are `RenderedTable`s, a page each.
+    shown = live.etag(*_shown(competition, now))
+    key = f"standings-html:v2:{shown}:{viewer}:{page_asked(request)}"
     version = _version(request, competition)
     return live.rendered_once(
         request,
@@ -150,9 +218,11 @@ def _version(request: HttpRequest, competition: Competition) -> int:
     )
 
 
-def _render(request: HttpRequest, competition: Competition) -> str:
-    context = {"view": _standings_view(request, competition), "following": _following(request)}
-    return render_to_string("competitions/_standings.html", context, request=request)
+def _render(request: HttpRequest, competition: Competition) -> RenderedTable:
+    view = _standings_view(request, competition)
+    context = {"view": view, "following": _following(request)}
+    html = render_to_string("competitions/_standings.html", context, request=request)
+    return RenderedTable(html, view.page or 1, view.pages, view.viewer_page)
 
 
 def _standings_view(request: HttpRequest, competition: Competition) -> selectors.StandingsView:
@@ -164,6 +234,7 @@ def _standings_view(request: HttpRequest, competition: Competition) -> selectors
     people_of = extensions.people_view_named(FOLLOWING) if _following(request) else None
     if people_of is not None:
         view.only = people_of(user=request.user) or ()
+    view.page = page_asked(request) or 1
     return view
 
 

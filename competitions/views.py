@@ -84,7 +84,9 @@ def competition_standings(request: HttpRequest, slug: str) -> HttpResponse:
     """The standings page (see `standings_pages`)."""
     competition = get_object_or_404(Competition, slug=slug)
     context = standings_pages.standings_context(request=request, competition=competition)
-    return render(request, "competitions/standings.html", context)
+    return render(
+        request, "competitions/standings.html", context, status=_standings_status(context)
+    )
 
 
 @require_safe
@@ -95,10 +97,22 @@ def competition_standings_live(request: HttpRequest, slug: str) -> HttpResponse:
     competition = standings_pages.competition_of(request, slug)
     if competition is None:
         raise Http404("No competition has that name.")
-    return HttpResponse(standings_pages.standings_table(request, competition))
+    if standings_pages.page_asked(request) is None:
+        notice = f'<p class="notice" role="alert">{standings_pages.PAGE_ERROR}</p>'
+        return HttpResponse(notice, status=400)
+    table = standings_pages.standings_table(request, competition)
+    missing = standings_pages.page_missing(request, competition)
+    return HttpResponse(table, status=404 if missing else 200)
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _standings_status(context: dict) -> int:
+    """A `?page=` that is no page number is a 400, one past the last page a 404."""
+    if "page_error" in context:
+        return 400
+    return 404 if context.get("page_missing") else 200
 
 
 def _page_context(request: HttpRequest, competition: Competition) -> dict:

@@ -189,3 +189,72 @@ def test_the_standings_page_under_load_reads_the_attempts_once_per_change(
     # The standings' version is read through the cache for a few seconds.
     now.shift(dt.timedelta(seconds=competition_selectors.CACHED_STANDINGS_VERSION_SECONDS + 1))
     assert Client().get(STANDINGS).status_code == 200 and len(reads) == 2
+
+
+# --- pages of the standings ------------------------------------------------------------------
+
+
+@pytest.fixture
+def five_solvers(contest, monkeypatch, alice):
+    """Pages of two rows: four solvers of A ahead of Alice, who solved it last (minute 50)."""
+    monkeypatch.setattr(competition_selectors, "STANDINGS_PAGE_SIZE", 2)
+    for n in range(1, 5):
+        report(f"solver{n}", "p1", 10 * n)
+    report("Alice", "p1", 50)
+    return contest
+
+
+def test_the_standings_show_a_page_of_rows_at_a_time_ranked_among_everybody(five_solvers):
+    pages = [Client().get(STANDINGS, {"page": n}) for n in (1, 2, 3)]
+    assert [handles(page.text) for page in pages] == [
+        ["solver1", "solver2"],
+        ["solver3", "solver4"],
+        ["Alice"],
+    ]
+    assert re.findall(r'data-rank="(\d+)"', pages[1].text) == ["3", "4"]
+    # The solved/tried row counts everybody on every page.
+    assert {tuple(totals(page.text)) for page in pages} == {("5/5", "0/0", "0/0")}
+    assert '<a href="?page=2" rel="next">' in pages[0].text
+    assert '<a href="?page=1" rel="prev">' in pages[1].text
+    assert '<span class="current" aria-current="page">3</span>' in pages[2].text
+    # Each page polls its own rows, with an ETag of its own.
+    assert 'data-live-url="/competitions/winter-cup/standings/live/?page=2"' in pages[1].text
+    polled = [Client().get(f"{STANDINGS}live/", {"page": n}) for n in (1, 2)]
+    assert [handles(poll.text) for poll in polled] == [
+        ["solver1", "solver2"],
+        ["solver3", "solver4"],
+    ]
+    assert polled[0]["ETag"] != polled[1]["ETag"]
+    # The API still lists every row.
+    api = Client().get("/api/v1/competitions/winter-cup/standings").json()
+    assert [row["handle"] for row in api["rows"]] == [f"solver{n}" for n in range(1, 5)] + ["Alice"]
+
+
+def test_a_programmer_is_shown_the_page_of_their_own_row(five_solvers, alice):
+    first = logged_in(alice).get(STANDINGS).text
+    assert '<a href="?page=3">Your row is on page 3</a>' in first
+    own = logged_in(alice).get(STANDINGS, {"page": 3}).text
+    assert "Your row is on page" not in own
+    assert re.search(r'<tr data-key="\d+"[^>]* class="me">', own)
+    # Nobody anonymous is told of a row of theirs.
+    assert "Your row is on page" not in Client().get(STANDINGS).text
+
+
+def test_a_page_past_the_last_or_no_page_number_says_so(five_solvers):
+    past = Client().get(STANDINGS, {"page": 4})
+    assert past.status_code == 404
+    assert "There is no page 4: the standings have 3 pages." in past.text
+    assert Client().get(f"{STANDINGS}live/", {"page": 4}).status_code == 404
+    for wrong in ("0", "-1", "two", "1.5", "9" * 20):
+        page = Client().get(STANDINGS, {"page": wrong})
+        assert page.status_code == 400 and "Enter the page as a whole number from 1." in page.text
+        assert Client().get(f"{STANDINGS}live/", {"page": wrong}).status_code == 400
+
+
+def test_the_final_standings_keep_their_pages(five_solvers):
+    with time_machine.travel(END + dt.timedelta(minutes=1), tick=False):
+        archive_finished_competitions_task()
+        page = Client().get(STANDINGS, {"page": 2}).text
+    assert handles(page) == []  # final: handles without links
+    assert re.findall(r'<td class="who">(\w+)', page) == ["solver3", "solver4"]
+    assert "data-live-url" not in page and '<a href="?page=3" rel="next">' in page
