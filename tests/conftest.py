@@ -205,12 +205,17 @@ def staff(db):
 @pytest.fixture(autouse=True)
 def empty_cache():
     """Every test starts with an empty cache: board versions start again from nothing in each
-    test's fresh database, so rows cached by an earlier test must not answer for them."""
+    test's fresh database, so rows cached by an earlier test must not answer for them (nor
+    this process's copies of them, `live.RECENT`)."""
     from django.core.cache import cache
 
+    from solutions import live
+
     cache.clear()
+    live.RECENT.clear()
     yield
     cache.clear()
+    live.RECENT.clear()
 
 
 def lease_run_out() -> None:

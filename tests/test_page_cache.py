@@ -191,8 +191,42 @@ def test_a_page_rendered_afresh_reads_its_programmers_from_sql_once(
     solve(alice, problems[0], NOW - dt.timedelta(days=1))
     solve(bob, problems[0])
     cache.clear()
+    live.RECENT.clear()
     with CaptureQueriesContext(connection) as queries:
         response = Client().get(BOARD)
     assert [handle for _rank, handle, _score, _me in rows(response)] == ["Alice", "bob"]
     programmers = [q for q in queries.captured_queries if '"solutions_programmer"' in q["sql"]]
     assert len(programmers) == 1, [q["sql"] for q in programmers]
+
+
+def test_polls_of_an_unchanged_version_take_its_rows_from_the_process_not_the_shared_cache(
+    mongodb, now, boards, problems, alice, bob, monkeypatch
+):
+    """Each process keeps the renderings it served a few seconds: on contest day every poll of a
+    watched board read its rows (15 KB, the standings' 300 KB) from Redis."""
+    solve(alice, problems[0])
+    shared_reads = []
+    real_get = live.cache.get
+
+    def counted(key, *args, **kwargs):
+        shared_reads.append(key)
+        return real_get(key, *args, **kwargs)
+
+    monkeypatch.setattr(live.cache, "get", counted)
+    watcher = signed_in(bob)  # a visitor's whole fragment is cached as such (by its ETag)
+    first = watcher.get(BOARD_LIVE, HTTP_X_REQUESTED_WITH="live")
+    rendered = [key for key in shared_reads if key.startswith("board-rows:")]
+    assert len(rendered) == 1  # the first looked in the shared cache, then rendered
+    for _ in range(5):
+        again = watcher.get(BOARD_LIVE, HTTP_X_REQUESTED_WITH="live")
+        assert rows(again) == rows(first)
+    assert [key for key in shared_reads if key.startswith("board-rows:")] == rendered
+    # Another process's copy is its own: this one's forgotten, the shared cache answers.
+    live.RECENT.clear()
+    assert rows(watcher.get(BOARD_LIVE, HTTP_X_REQUESTED_WITH="live")) == rows(first)
+    assert len([key for key in shared_reads if key.startswith("board-rows:")]) == 2
+    # A new version is rendered anew, whatever the process kept of the last.
+    solve(bob, problems[0])
+    now.shift(dt.timedelta(seconds=live.POLLED_VERSION_SECONDS + 1))
+    handles = [handle for _rank, handle, _score, _me in rows(watcher.get(BOARD_LIVE))]
+    assert handles == ["Alice", "bob"]
