@@ -22,7 +22,6 @@ import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
@@ -56,7 +55,7 @@ def anonymous_page_key(request: HttpRequest, slug: str | None, fragment: bool) -
 
 def page_cached(key: str | None) -> HttpResponse | None:
     """The page kept under `key` (see `anonymous_page_key`), if any."""
-    cached = cache.get(key) if key is not None else None
+    cached = live.kept_get(key) if key is not None else None
     if cached is None:
         return None
     status, content = cached
@@ -69,7 +68,7 @@ def page_keep(key: str | None, request: HttpRequest, response: HttpResponse) -> 
     if key is None or live.shows_older(request):  # its rows are older than its ETag says
         return
     if not response.cookies and "CSRF_COOKIE_USED" not in request.META:
-        cache.set(key, (response.status_code, response.content), ROWS_CACHE_SECONDS)
+        live.kept_set(key, (response.status_code, response.content), ROWS_CACHE_SECONDS)
 
 
 # --- what the page shows ---------------------------------------------------------------------
@@ -358,10 +357,10 @@ def _groups_read(
     version = etags.board_version_of(request, board.slug, polled=fragment)
     parts = (board.slug, board.spec, version, clock.today(), day, kind, number)
     key = "board-groups:" + live.etag(*parts)
-    found = cache.get(key)
+    found = live.kept_get(key)
     if found is None:
         found = selectors.group_ranklist(board=board, kind=kind, day=day, page=number)
-        cache.set(key, found, ROWS_CACHE_SECONDS)
+        live.kept_set(key, found, ROWS_CACHE_SECONDS)
     return found
 
 

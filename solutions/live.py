@@ -114,8 +114,8 @@ def etag(*parts: object) -> str:
 
 # How long the others wait for one rendering of a new version before they render it too.
 RENDERING_SECONDS = 10
-# This process's copies of the renderings it served lately (`rendered_once`): a version of a
-# watched board lasts about a second on contest day, so a few seconds keep every poll of it.
+# This process's copies of what it served lately from the shared cache (`kept_get`): a version of
+# a watched board lasts about a second on contest day, so a few seconds keep every poll of it.
 RECENT_SECONDS = 5
 RECENT = LocMemCache("solutions.live.recent", {"OPTIONS": {"MAX_ENTRIES": 200}})
 
@@ -131,16 +131,12 @@ def rendered_once(
     request shows an older version than its ETag says (`shows_older`): its response must carry
     no ETag, nor be kept as that ETag's page (`etags.live_page` drops it).
 
-    A rendering is also kept a few seconds in this process's memory (`RECENT`): the polls of a
-    watched page arrive many times a second in each process, and each read its rendering from
+    A rendering is also kept a few seconds in this process's memory (`kept_get`): the polls of
+    a watched page arrive many times a second in each process, and each read its rendering from
     the shared cache (a round trip and 15 to 300 KB on contest day). A key and version name one
     rendering, so a copy is never another's."""
     name = f"{key}:{version}"
-    if (rendered := RECENT.get(name)) is not None:
-        return rendered
-    rendered = cache.get(name)
-    if rendered is not None:
-        RECENT.set(name, rendered, min(seconds, RECENT_SECONDS))
+    if (rendered := kept_get(name)) is not None:
         return rendered
     if not cache.add(f"{key}:{version}:rendering", True, RENDERING_SECONDS):
         if (latest := cache.get(f"{key}:latest")) is not None:
@@ -149,9 +145,26 @@ def rendered_once(
                 request.__dict__[_SHOWS_OLDER] = True
             return rendered
     rendered = render()
-    cache.set_many({name: rendered, f"{key}:latest": (version, rendered)}, seconds)
-    RECENT.set(name, rendered, min(seconds, RECENT_SECONDS))
+    kept_set(name, rendered, seconds)
+    cache.set(f"{key}:latest", (version, rendered), seconds)
     return rendered
+
+
+def kept_get(name: str) -> object | None:
+    """What the shared cache keeps under `name`, a name given to one value only (a version's
+    rendering, a page by its ETag): from this process's copy while it has one (`RECENT`)."""
+    if (value := RECENT.get(name)) is not None:
+        return value
+    if (value := cache.get(name)) is not None:
+        RECENT.set(name, value, RECENT_SECONDS)
+    return value
+
+
+def kept_set(name: str, value: object, seconds: int) -> None:
+    """Keep `value` under `name` (see `kept_get`) `seconds` in the shared cache, and a few in
+    this process."""
+    cache.set(name, value, seconds)
+    RECENT.set(name, value, min(seconds, RECENT_SECONDS))
 
 
 _SHOWS_OLDER = "_live_shows_older"
