@@ -26,12 +26,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.core.cache import cache
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 from pymongo import ASCENDING
 
-from solutions import live, mongo, rules
+from solutions import live, mongo, recent, rules
 from solutions.models import Programmer
 
 from . import standings
@@ -125,16 +124,17 @@ CACHED_STANDINGS_VERSION_SECONDS = 5
 def competition_version(*, competition: Competition, cached: bool = True) -> int:
     """How many times the competition's standings changed (every attempt recorded in it, every
     registration, hide, ban or rename, every edit of it or its problems bumps it:
-    `services.standings_touch`), as read at most every CACHED_STANDINGS_VERSION_SECONDS through
-    the cache (`cached`), or as it is now (one `_id` read)."""
-    if not cached:
+    `services.standings_touch`), as read at most every CACHED_STANDINGS_VERSION_SECONDS in each
+    process, kept in its memory (`cached`, `solutions.recent`), or as it is now (one `_id`
+    read)."""
+
+    def read() -> int:
         return live.board_version(standings_version_key(competition.slug))
+
+    if not cached:
+        return read()
     key = f"standings-version:{competition.slug}"
-    version = cache.get(key)
-    if version is None:
-        version = live.board_version(standings_version_key(competition.slug))
-        cache.set(key, version, CACHED_STANDINGS_VERSION_SECONDS)
-    return version
+    return recent.recently(key, CACHED_STANDINGS_VERSION_SECONDS, read)
 
 
 def competitions_by_status(*, now: dt.datetime | None = None) -> dict[str, list[Competition]]:

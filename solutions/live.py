@@ -18,11 +18,10 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 from django.core.cache import cache
-from django.core.cache.backends.locmem import LocMemCache
 from django.http import HttpRequest
 from pymongo import UpdateOne
 
-from . import mongo
+from . import mongo, recent
 from .models import Board
 
 T = TypeVar("T")
@@ -85,14 +84,14 @@ def board_version_cached(slug: str, read: Callable[[], int] | None = None) -> in
 
 
 def board_version_polled(slug: str, read: Callable[[], int] | None = None) -> int:
-    """The board's version as the polls of live pages see it: read at most once a second, not
-    dropped by a touch (see POLLED_VERSION_SECONDS). Whole pages use `board_version_cached`."""
-    key = f"board-version-polled:{slug}"
-    version = cache.get(key)
-    if version is None:
-        version = read() if read else board_version(slug)
-        cache.set(key, version, POLLED_VERSION_SECONDS)
-    return version
+    """The board's version as the polls of live pages see it: read at most once a second in each
+    process, kept in its own memory (`recent`), not dropped by a touch (see
+    POLLED_VERSION_SECONDS). Whole pages use `board_version_cached`."""
+    return recent.recently(
+        f"board-version-polled:{slug}",
+        POLLED_VERSION_SECONDS,
+        read or (lambda: board_version(slug)),
+    )
 
 
 def _cache_key(slug: str) -> str:
@@ -114,10 +113,9 @@ def etag(*parts: object) -> str:
 
 # How long the others wait for one rendering of a new version before they render it too.
 RENDERING_SECONDS = 10
-# This process's copies of what it served lately from the shared cache (`kept_get`): a version of
-# a watched board lasts about a second on contest day, so a few seconds keep every poll of it.
+# How long a process keeps its copy of what it read from the shared cache (`kept_get`): a version
+# of a watched board lasts about a second on contest day, so a few seconds keep every poll of it.
 RECENT_SECONDS = 5
-RECENT = LocMemCache("solutions.live.recent", {"OPTIONS": {"MAX_ENTRIES": 200}})
 
 
 def rendered_once(
@@ -152,11 +150,11 @@ def rendered_once(
 
 def kept_get(name: str) -> object | None:
     """What the shared cache keeps under `name`, a name given to one value only (a version's
-    rendering, a page by its ETag): from this process's copy while it has one (`RECENT`)."""
-    if (value := RECENT.get(name)) is not None:
+    rendering, a page by its ETag): from this process's copy while it has one (`recent.RECENT`)."""
+    if (value := recent.RECENT.get(name)) is not None:
         return value
     if (value := cache.get(name)) is not None:
-        RECENT.set(name, value, RECENT_SECONDS)
+        recent.RECENT.set(name, value, RECENT_SECONDS)
     return value
 
 
@@ -164,7 +162,7 @@ def kept_set(name: str, value: object, seconds: int) -> None:
     """Keep `value` under `name` (see `kept_get`) `seconds` in the shared cache, and a few in
     this process."""
     cache.set(name, value, seconds)
-    RECENT.set(name, value, min(seconds, RECENT_SECONDS))
+    recent.RECENT.set(name, value, min(seconds, RECENT_SECONDS))
 
 
 _SHOWS_OLDER = "_live_shows_older"

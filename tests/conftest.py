@@ -206,16 +206,16 @@ def staff(db):
 def empty_cache():
     """Every test starts with an empty cache: board versions start again from nothing in each
     test's fresh database, so rows cached by an earlier test must not answer for them (nor
-    this process's copies of them, `live.RECENT`)."""
+    this process's copies of them, `solutions.recent`)."""
     from django.core.cache import cache
 
-    from solutions import live
+    from solutions import recent
 
     cache.clear()
-    live.RECENT.clear()
+    recent.clear()
     yield
     cache.clear()
-    live.RECENT.clear()
+    recent.clear()
 
 
 def lease_run_out() -> None:

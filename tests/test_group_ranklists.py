@@ -25,7 +25,7 @@ from pymongo import MongoClient
 from pymongo.errors import AutoReconnect
 
 from accounts import services as account_services
-from solutions import leaderboard, live, mongo, services
+from solutions import leaderboard, mongo, recent, services
 from solutions.leaderboard import encoding, groups, journals, order_writes, orders, sets
 from solutions.models import Board, Problem, Programmer
 from tests.conftest import NOW, make_programmer, random_solves
@@ -470,7 +470,7 @@ def _costs(size: int, embedded_server) -> dict[str, list[tuple[str, int]]]:
         for path in READS:
             web.get(path)  # warm up
             cache.clear()  # read afresh, as the first request after a solve does
-            live.RECENT.clear()
+            recent.clear()
             log.clear()
             with log.recording():
                 assert web.get(path).status_code == 200

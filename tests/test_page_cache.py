@@ -14,7 +14,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from solutions import live, mongo, selectors, services
+from solutions import live, mongo, recent, selectors, services
 from tests.conftest import NOW
 from tests.support.pages import rows
 
@@ -191,7 +191,7 @@ def test_a_page_rendered_afresh_reads_its_programmers_from_sql_once(
     solve(alice, problems[0], NOW - dt.timedelta(days=1))
     solve(bob, problems[0])
     cache.clear()
-    live.RECENT.clear()
+    recent.clear()
     with CaptureQueriesContext(connection) as queries:
         response = Client().get(BOARD)
     assert [handle for _rank, handle, _score, _me in rows(response)] == ["Alice", "bob"]
@@ -222,7 +222,7 @@ def test_polls_of_an_unchanged_version_take_its_rows_from_the_process_not_the_sh
         assert rows(again) == rows(first)
     assert [key for key in shared_reads if key.startswith("board-rows:")] == rendered
     # Another process's copy is its own: this one's forgotten, the shared cache answers.
-    live.RECENT.clear()
+    recent.clear()
     assert rows(watcher.get(BOARD_LIVE, HTTP_X_REQUESTED_WITH="live")) == rows(first)
     assert len([key for key in shared_reads if key.startswith("board-rows:")]) == 2
     # A new version is rendered anew, whatever the process kept of the last.

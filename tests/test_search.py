@@ -18,7 +18,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from solutions import live, selectors
+from solutions import recent, selectors
 from solutions.models import Board, Programmer
 from tests.conftest import NOW
 from tests.services_available import POSTGRES_URL, require_postgres
@@ -295,7 +295,7 @@ def test_the_api_says_when_there_is_no_such_board(mongodb, now, boards):
 def costs(client: Client, url: str, commands: CommandLog) -> tuple[int, int]:
     """(SQL queries, MongoDB commands) of one request, with nothing cached."""
     cache.clear()
-    live.RECENT.clear()
+    recent.clear()
     commands.clear()
     with CaptureQueriesContext(connection) as queries:
         assert client.get(url).status_code == 200

@@ -11,16 +11,18 @@ from django.core.cache import cache
 from django.db import transaction
 from django.db.models import QuerySet
 
-from .. import leaderboard
+from .. import leaderboard, recent
 from ..clock import today
 from ..models import Board
 from .common import PAGE_SIZE, BoardPage, day_key, rows_ranked
 
 # Every page lists the visible boards (its tabs, its ETag), which change only when staff edit a
-# board: they are kept in Django's cache, dropped on every save of a board. A process with a
-# cache of its own (no REDIS_URL) sees another process's edit within this long.
+# board: they are kept in Django's cache, dropped on every save of a board, and each process
+# keeps them a moment in its own memory (`recent`): another process sees an edit within
+# BOARDS_RECENT_SECONDS (within BOARDS_CACHE_SECONDS with a cache of its own, no REDIS_URL).
 BOARDS_CACHE_KEY = "boards-visible"
 BOARDS_CACHE_SECONDS = 10
+BOARDS_RECENT_SECONDS = 2
 
 
 def boards_visible() -> QuerySet[Board]:
@@ -28,7 +30,11 @@ def boards_visible() -> QuerySet[Board]:
 
 
 def boards_visible_cached() -> list[Board]:
-    """The visible boards, from Django's cache (see `BOARDS_CACHE_SECONDS`)."""
+    """The visible boards, from this process's memory or Django's cache (see above)."""
+    return recent.recently(BOARDS_CACHE_KEY, BOARDS_RECENT_SECONDS, _boards_visible_shared)
+
+
+def _boards_visible_shared() -> list[Board]:
     boards = cache.get(BOARDS_CACHE_KEY)
     if boards is None:
         boards = list(boards_visible())
@@ -39,8 +45,13 @@ def boards_visible_cached() -> list[Board]:
 def boards_forget(**_signal: object) -> None:
     """Drop the cached boards (on every save or delete of a board): now, for this request, and
     again once the edit is committed, so no other process keeps what it read just before."""
+    _boards_drop()
+    transaction.on_commit(_boards_drop)
+
+
+def _boards_drop() -> None:
     cache.delete(BOARDS_CACHE_KEY)
-    transaction.on_commit(lambda: cache.delete(BOARDS_CACHE_KEY))
+    recent.forget(BOARDS_CACHE_KEY)
 
 
 def board_default() -> Board | None:
