@@ -9,6 +9,7 @@ Personas as in conftest; "now" is 2020-01-19 12:00 UTC.
 from __future__ import annotations
 
 import datetime as dt
+import random
 import re
 import zoneinfo
 
@@ -16,6 +17,7 @@ import pytest
 import time_machine
 from django.template import Context, Template
 from django.test import Client
+from django.utils.dateformat import format as date_format
 
 from competitions import services as competition_services
 from solutions import services as solution_services
@@ -91,6 +93,23 @@ def test_a_time_is_a_time_element_in_utc_with_utc_in_its_title():
     assert render('{% time moment "time" %}', moment=kathmandu).endswith(">12:05 UTC</time>")
     assert render('{% time moment "seconds" %}', moment=kathmandu).endswith(">12:05:30 UTC</time>")
     assert render("{% time moment %}", moment=None) == ""
+
+
+def test_a_times_text_is_what_djangos_date_format_writes_for_any_moment():
+    """The styles are written by hand (Django's `dateformat` was a tenth of a problem page's
+    rendering): the same text as the format strings they stand for, on random moments."""
+    formats = {"datetime": "j M Y, H:i", "date": "j M Y", "time": "H:i", "seconds": "H:i:s"}
+    rng = random.Random(36)
+    for _ in range(2000):
+        day = dt.date(rng.randrange(1, 10_000), rng.randrange(1, 13), rng.randrange(1, 29))
+        moment = dt.datetime.combine(day, dt.time(), dt.UTC) + dt.timedelta(
+            seconds=rng.randrange(86_400)
+        )
+        title = date_format(moment, "j M Y, H:i:s")
+        for style, django_format in formats.items():
+            text = date_format(moment, django_format)
+            shown = render(f'{{% time moment "{style}" %}}', moment=moment)
+            assert shown.endswith(f'title="{title} UTC" data-local="{style}">{text} UTC</time>')
 
 
 def test_every_page_shows_times_as_time_elements(mongodb, now, boards, problems, alice):
