@@ -6,10 +6,11 @@ page links and "your row is on page n" around it rendered for each request. Whil
 competition runs, a page of the table everybody but staff sees is rendered once per version of
 the competition's standings (read through the cache, see `selectors.competition_version`),
 frozen state, viewer and page (`live.rendered_once`): hundreds of viewers poll it on contest
-day, and each rendering reads every attempt. Anonymous viewers share one rendering; a signed-in
-programmer, whose own row may be live, has their own. Staff (who see everything live), a
-following view (the viewer's own) and an upcoming competition's table are rendered for the
-request, against the version as it is now.
+day, and each rendering reads every attempt. Anonymous viewers share one rendering, and so do
+signed-in programmers before the freeze, each with their own row marked in it (`_as_viewer`);
+past the freeze a programmer's own row is live, and they have a rendering of their own. Staff
+(who see everything live), a following view (the viewer's own) and an upcoming competition's
+table are rendered for the request, against the version as it is now.
 
 The table's ETag is built from that version and everything else the table shows: the viewer,
 staff or not, the frozen state, the competition's status and times, the following view and whom
@@ -29,6 +30,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.paginator import Paginator
 from django.http import HttpRequest
 from django.template.loader import render_to_string
@@ -43,6 +45,7 @@ from solutions.etags import request_memo
 from . import selectors
 from .models import Competition
 
+Viewer = AbstractBaseUser | AnonymousUser
 PUBLIC_STANDINGS_SECONDS = 10  # how long a rendering of the table is kept
 FOLLOWING = "following"  # `?view=following`: the people the viewer follows, as on the boards
 PAGE_ERROR = "Enter the page as a whole number from 1."  # `?page=` that is no page number
@@ -187,19 +190,76 @@ def _table(request: HttpRequest, competition: Competition) -> RenderedTable:
 def _table_of(request: HttpRequest, competition: Competition) -> RenderedTable:
     now = _now(request)
     if not _shared(request, competition, now):
-        return _render(request, competition)
-    viewer = request.user.pk if request.user.is_authenticated else 0
+        return _render(request, competition, request.user)
+    programmer = request_memo(
+        request, ("viewer",), lambda: selectors.viewer_programmer(request.user)
+    )
+    if programmer is not None and competition.is_frozen(now):
+        # Their own row is live past the freeze, and it may move others': their own table.
+        return _rendered(request, competition, request.user.pk, request.user)
+    public = _rendered(request, competition, 0, AnonymousUser())
+    if programmer is None:
+        return public
+    return _as_viewer(request, competition, public, programmer.pk)
+
+
+def _rendered(
+    request: HttpRequest, competition: Competition, viewer: int, user: Viewer
+) -> RenderedTable:
+    """The page of the table as `user` sees it, rendered once per version of the standings for
+    everybody who sees it alike (`viewer`: 0 for the public table, else the user's id)."""
     # `v2`: the entries are `RenderedTable`s, a page each.
-    shown = live.etag(*_shown(competition, now))
+    shown = live.etag(*_shown(competition, _now(request)))
     key = f"standings-html:v2:{shown}:{viewer}:{page_asked(request)}"
-    version = _version(request, competition)
     return live.rendered_once(
         request,
         key,
-        version,
-        lambda: _render(request, competition),
+        _version(request, competition),
+        lambda: _render(request, competition, user),
         seconds=PUBLIC_STANDINGS_SECONDS,
     )
+
+
+def _as_viewer(
+    request: HttpRequest, competition: Competition, public: RenderedTable, programmer_id: int
+) -> RenderedTable:
+    """The public page of the table as a programmer sees it before the freeze: the same rows,
+    their own marked as `_standings.html` marks it (``class="me"`` on the row, "(you)" after the
+    handle; `tests/test_competition_pages.py` holds the two equal for every participant), and the
+    page of their own row. Hundreds of participants watch the standings on contest day: each
+    had a rendering of their own at every version."""
+    html = public.html
+    start = html.find(f'<tr data-key="{programmer_id}" ')
+    if start < 0:
+        own_page = _own_page(request, competition, programmer_id)
+        return RenderedTable(html, public.page, public.pages, own_page)
+    row_end = html.index(">", start)
+    handle_end = html.index("</a>", row_end) + len("</a>")
+    html = (
+        f'{html[:row_end]} class="me"{html[row_end:handle_end]}'
+        f' <span class="you">(you)</span>{html[handle_end:]}'
+    )
+    return RenderedTable(html, public.page, public.pages, public.page)
+
+
+def _own_page(request: HttpRequest, competition: Competition, programmer_id: int) -> int | None:
+    """The page of a programmer's row in the public table (None: not on it): from every listed
+    programmer's page, worked out once per version of the standings."""
+
+    def pages() -> dict[int, int]:
+        view = _standings_view(request, competition, AnonymousUser())
+        size = selectors.STANDINGS_PAGE_SIZE
+        return {row.programmer_id: i // size + 1 for i, row in enumerate(view.listed)}
+
+    shown = live.etag(*_shown(competition, _now(request)))
+    of_everybody = live.rendered_once(
+        request,
+        f"standings-pages:v1:{shown}",
+        _version(request, competition),
+        pages,
+        seconds=PUBLIC_STANDINGS_SECONDS,
+    )
+    return of_everybody.get(programmer_id)
 
 
 def _shared(request: HttpRequest, competition: Competition, now: dt.datetime) -> bool:
@@ -218,22 +278,23 @@ def _version(request: HttpRequest, competition: Competition) -> int:
     )
 
 
-def _render(request: HttpRequest, competition: Competition) -> RenderedTable:
-    view = _standings_view(request, competition)
-    context = {"view": view, "following": _following(request)}
+def _render(request: HttpRequest, competition: Competition, user: Viewer) -> RenderedTable:
+    """The page of the table as `user` sees it (the public table: anonymous)."""
+    view = _standings_view(request, competition, user)
+    context = {"view": view, "following": _following(request), "user": user}
     html = render_to_string("competitions/_standings.html", context, request=request)
     return RenderedTable(html, view.page or 1, view.pages, view.viewer_page)
 
 
-def _standings_view(request: HttpRequest, competition: Competition) -> selectors.StandingsView:
-    """The standings this viewer may see, only the rows of the people they follow (and their
-    own) with `?view=following` (nobody's for an anonymous viewer, who is asked to log in)."""
-    view = selectors.competition_standings(
-        competition=competition, user=request.user, now=_now(request)
-    )
+def _standings_view(
+    request: HttpRequest, competition: Competition, user: Viewer
+) -> selectors.StandingsView:
+    """The standings `user` may see, only the rows of the people they follow (and their own)
+    with `?view=following` (nobody's for an anonymous viewer, who is asked to log in)."""
+    view = selectors.competition_standings(competition=competition, user=user, now=_now(request))
     people_of = extensions.people_view_named(FOLLOWING) if _following(request) else None
     if people_of is not None:
-        view.only = people_of(user=request.user) or ()
+        view.only = people_of(user=user) or ()
     view.page = page_asked(request) or 1
     return view
 

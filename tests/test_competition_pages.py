@@ -13,6 +13,7 @@ import re
 
 import pytest
 import time_machine
+from django.template.loader import render_to_string
 from django.test import Client
 
 from activity.services.follows import follow_create
@@ -258,3 +259,50 @@ def test_the_final_standings_keep_their_pages(five_solvers):
     assert handles(page) == []  # final: handles without links
     assert re.findall(r'<td class="who">(\w+)', page) == ["solver3", "solver4"]
     assert "data-live-url" not in page and '<a href="?page=3" rel="next">' in page
+
+
+@pytest.fixture
+def watched(contest, monkeypatch, alice, bob, charlie):
+    """Pages of two rows: Bob and Charlie on the first, two judges' programmers without an
+    account on the second, Alice alone on the third."""
+    monkeypatch.setattr(competition_selectors, "STANDINGS_PAGE_SIZE", 2)
+    for handle, minute in (("bob", 10), ("charlie", 20), ("judged1", 30), ("judged2", 40)):
+        report(handle, "p1", minute)
+    report("Alice", "p1", 50)
+    return contest
+
+
+def test_before_the_freeze_each_programmer_sees_their_own_row_marked_on_every_page(
+    watched, now, alice, bob, charlie
+):
+    """Signed-in programmers share the public table and get their own row marked in it: the
+    same page, byte for byte, as the template makes of their own view."""
+    for programmer in (alice, bob, charlie):
+        view = competition_selectors.competition_standings(
+            competition=watched, user=programmer.user, now=NOW
+        )
+        for page in (1, 2, 3):
+            view.page = page
+            own = render_to_string(
+                "competitions/_standings.html",
+                {"view": view, "following": False, "user": programmer.user},
+            )
+            polled = logged_in(programmer).get(f"{STANDINGS}live/", {"page": page}).text
+            assert own in polled, (programmer.handle, page)
+            assert ('class="me"' in polled) == (page == view.viewer_page)
+
+
+def test_programmers_watching_the_standings_share_one_reading_of_the_attempts(
+    watched, monkeypatch, alice, bob, charlie
+):
+    real, reads = competition_selectors.competition_live_rows, []
+
+    def counted(**kwargs):
+        reads.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(competition_selectors, "competition_live_rows", counted)
+    for client in (logged_in(alice), logged_in(bob), logged_in(charlie), Client()):
+        assert client.get(f"{STANDINGS}live/").status_code == 200
+    # The public table, and once the pages of everybody's rows (for Alice's link to page 3).
+    assert len(reads) == 2
