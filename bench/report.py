@@ -113,7 +113,8 @@ def table(results: list[Measure]) -> list[str]:
         )
     lines.append(
         "Bytes: the BSON the site sent to MongoDB and got back (KB of 1,024). "
-        '"HTTP, cache cleared": Django\'s cache is cleared before each timed request. '
+        "\"HTTP, cache cleared\": Django's cache (and the process's copies of it) is cleared "
+        "before each timed request. "
         f"{SERVER_CPU}: the MongoDB server process's user and system CPU an operation, over "
         "the timed runs (— when its process is not known); "
         f"{DJANGO_CPU}: the bench process's (the site served from one of its threads, the "
