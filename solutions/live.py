@@ -151,11 +151,7 @@ def rendered_once(
 def kept_get(name: str) -> object | None:
     """What the shared cache keeps under `name`, a name given to one value only (a version's
     rendering, a page by its ETag): from this process's copy while it has one (`recent.RECENT`)."""
-    if (value := recent.RECENT.get(name)) is not None:
-        return value
-    if (value := cache.get(name)) is not None:
-        recent.RECENT.set(name, value, RECENT_SECONDS)
-    return value
+    return recent.recently(name, RECENT_SECONDS, lambda: cache.get(name))
 
 
 def kept_set(name: str, value: object, seconds: int) -> None:

@@ -27,16 +27,18 @@ register = template.Library()
 # `dateformat` took a tenth of their rendering on contest day. English month names, as the
 # site's every word.
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-STYLES = {
-    "datetime": lambda utc: f"{_date_text(utc)}, {utc:%H:%M}",
-    "date": lambda utc: _date_text(utc),
-    "time": lambda utc: f"{utc:%H:%M}",
-    "seconds": lambda utc: f"{utc:%H:%M:%S}",
-}
 
 
 def _date_text(utc: dt.datetime) -> str:
     return f"{utc.day} {MONTHS[utc.month - 1]} {utc.year:04d}"
+
+
+STYLES = {
+    "datetime": lambda utc: f"{_date_text(utc)}, {utc:%H:%M}",
+    "date": _date_text,
+    "time": lambda utc: f"{utc:%H:%M}",
+    "seconds": lambda utc: f"{utc:%H:%M:%S}",
+}
 
 
 def as_utc(moment: dt.datetime) -> dt.datetime:
