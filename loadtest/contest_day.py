@@ -26,12 +26,14 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import requests
 
-from . import browser, plan, verdict
+from . import browser, cpu, plan, server_top, verdict
 from .stack import Stack, Unavailable
+from .verdict.request_log import accepted_times
 from .verdict.standings import check_standings
 from .verdict.truth import read_jsonl, truth_from_log
 
@@ -91,7 +93,7 @@ def run(stack: Stack, options: argparse.Namespace) -> int:
     stack.start()
     world = _seeded_world(stack, options)
     load_average = os.getloadavg()
-    _load(stack, world, options)
+    load = _load(stack, world, options)
     print("  the load is over; finishing what the judges left unanswered", flush=True)
     _drain(world, run_dir)
     _drain_forms(world, run_dir)
@@ -99,6 +101,7 @@ def run(stack: Stack, options: argparse.Namespace) -> int:
     _wait_until(world.time("competition_end") + dt.timedelta(seconds=2))
     stack.python("loadtest.seed", str(run_dir), "released")  # the freeze's solves, on the boards
     result = verdict.report(world, run_dir, frozen_view=frozen)
+    _cpu_print(load, run_dir)
     print(
         f"\nMachine: {os.cpu_count()} cores, load average {load_average[0]:.1f} before the "
         f"load and {os.getloadavg()[0]:.1f} after it."
@@ -145,11 +148,43 @@ def _schedule(world: plan.World, minutes: float) -> plan.World:
     return world
 
 
-def _load(stack: Stack, world: plan.World, options: argparse.Namespace) -> None:
-    users = plan.VIEWERS + plan.JUDGES * plan.CONNECTIONS_PER_JUDGE + plan.FORM_PROGRAMMERS + 3
+@dataclass(frozen=True)
+class Load:
+    """The load's span (epoch seconds) and what each process of the stack spent in it."""
+
+    began: float
+    ended: float
+    cpu: list[cpu.Usage]
+    server_top: server_top.Totals
+
+
+def _load(stack: Stack, world: plan.World, options: argparse.Namespace) -> Load:
+    """The load, with the faults, and what each process spent meanwhile."""
     _wait_until(world.time("run_start"))
     seconds = options.minutes * 60
-    locust = subprocess.Popen(
+    locust = _locust(stack, world, seconds)
+    began = time.time()
+    watch = cpu.CpuWatch(
+        lambda: {
+            **stack.process_roles(),
+            "Locust (the load)": cpu.process_tree(locust.pid),
+            "this driver (faults, proxy)": [os.getpid()],
+        }
+    )
+    watch.start()
+    top = server_top.TopWatch(stack.mongodb_uri, stack.environment()["MONGODB_DB"])
+    top.start()
+    faults = threading.Thread(target=_faults, args=(stack, seconds, stack.over), daemon=True)
+    if options.faults:
+        faults.start()
+    locust.wait()
+    return Load(began, time.time(), watch.stop(), top.stop())
+
+
+def _locust(stack: Stack, world: plan.World, seconds: float) -> subprocess.Popen:
+    """Locust started on the scenario for `seconds`, its log and reports in the run's folder."""
+    users = plan.VIEWERS + plan.JUDGES * plan.CONNECTIONS_PER_JUDGE + plan.FORM_PROGRAMMERS + 3
+    return subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -176,10 +211,28 @@ def _load(stack: Stack, world: plan.World, options: argparse.Namespace) -> None:
         stderr=subprocess.STDOUT,
         cwd=ROOT,
     )
-    faults = threading.Thread(target=_faults, args=(stack, seconds, stack.over), daemon=True)
-    if options.faults:
-        faults.start()
-    locust.wait()
+
+
+def _cpu_print(load: Load, run_dir: Path) -> None:
+    """Where the cores went while the load ran, and what caps the embedded server: it runs one
+    command at a time, so its CPU an accepted solve (with every read the load brings) bounds
+    the judges on a machine of any size."""
+    seconds = load.ended - load.began
+    accepted = sum(1 for t in accepted_times(run_dir) if load.began <= t <= load.ended)
+    print(f"\n## CPU during the load (/proc, {seconds:.0f} s, {accepted} accepted solves)\n")
+    for line in cpu.cpu_table(load.cpu, seconds, accepted):
+        print(line)
+    server = next((u for u in load.cpu if u.role.startswith("MongoDB")), None)
+    if server and server.seconds and accepted:
+        per_solve = server.seconds / accepted
+        print(
+            f"\nThe embedded server took {1000 * per_solve:.0f} ms of CPU an accepted solve "
+            f"with this load's reads. Its commands share one interpreter, so about "
+            f"{1 / per_solve:.0f} accepted solves a second fill its core, whatever the machine."
+        )
+    print("\nWhere the server's time went (its `top`; the solves' `bulkWrite`s are not in it):\n")
+    for line in server_top.top_table(load.server_top, accepted):
+        print(line)
 
 
 def _faults(stack: Stack, seconds: float, over: threading.Event) -> None:

@@ -33,7 +33,7 @@ from tools.embedded_mongo import (
     wait_for_database,
 )
 
-from . import browser
+from . import browser, cpu
 from .proxy import LatencyProxy
 
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -43,6 +43,13 @@ GUNICORN_CONF = Path(__file__).resolve().parent.parent / "gunicorn.conf.py"
 GUNICORN_WORKERS = 4
 GUNICORN_THREADS = 4
 MONGODB_DOWN_SECONDS = 20.0
+# What the run's processes are called in its CPU table (`process_roles`).
+ROLES = {
+    "gunicorn": "gunicorn (master and workers)",
+    "worker": "Celery worker",
+    "beat": "Celery beat",
+    "redis": "Redis",
+}
 
 
 class Unavailable(RuntimeError):
@@ -215,6 +222,18 @@ class Stack:
 
     # --- the faults ---------------------------------------------------------------------------
 
+    def process_roles(self) -> dict[str, list[int]]:
+        """{role: its processes now} of every process the run started (`cpu.CpuWatch`), and
+        the machine's PostgreSQL, which serves the run's database."""
+        roles = {
+            ROLES.get(name, name): cpu.process_tree(process.pid)
+            for name, process in self.processes.items()
+        }
+        if self.mongo is not None:
+            roles["MongoDB (embedded server)"] = cpu.process_tree(self.mongo.process.pid)
+        roles["PostgreSQL"] = cpu.named("postgres")
+        return roles
+
     def log_fault(self, fault: str, phase: str, **details) -> None:
         record = {"t": time.time(), "fault": fault, "phase": phase, **details}
         with self.faults_log.open("a") as out:
@@ -245,7 +264,7 @@ class Stack:
 
     def kill_gunicorn_worker(self) -> None:
         """SIGKILL one gunicorn worker: its requests in flight drop; the master starts another."""
-        workers = _children(self.processes["gunicorn"].pid)
+        workers = cpu.children(self.processes["gunicorn"].pid)
         if not workers:
             self.log_fault("gunicorn-worker", "skipped", reason="no worker found")
             return
@@ -264,14 +283,6 @@ class Stack:
         time.sleep(5)
         self._start_celery_worker()
         self.log_fault("celery-worker", "end")
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        with suppress(OSError):
-            found += [int(child) for child in (task / "children").read_text().split()]
-    return found
 
 
 def _host_port(uri: str) -> tuple[str, int]:

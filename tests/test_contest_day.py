@@ -21,10 +21,11 @@ from unittest import mock
 import pytest
 import requests
 from django.http import HttpResponse
+from pymongo import MongoClient
 from pymongo.errors import AutoReconnect
 
 from competitions import standings
-from loadtest import plan
+from loadtest import cpu, plan, server_top
 from loadtest.proxy import LatencyProxy
 from loadtest.verdict.boards import compare_board, expected_scores, shared_ranks
 from loadtest.verdict.request_log import endpoint_table, error_code, outage_windows
@@ -201,6 +202,36 @@ def test_a_storage_fault_answers_at_once_while_the_driver_knows_the_server_is_do
             mongo.set_client(None)
 
 
+def test_the_servers_top_counts_the_commands_of_the_load_across_a_restart(tmp_path):
+    """The run's table of the server's time: the finds of the load on each collection, those
+    before the watch left out, and those of the server that came back after a kill added to
+    those of the one killed."""
+    with EmbeddedServer(storage=str(tmp_path / "mongo")) as server:
+        client = MongoClient(server.uri, serverSelectionTimeoutMS=20_000)
+
+        def finds(collection: str, n: int) -> None:
+            for _ in range(n):
+                client.run_top[collection].find_one({"_id": 1})
+
+        for collection in ("boards", "attempts"):  # `top` lists the collections there are
+            client.run_top[collection].insert_one({"_id": 1})
+        finds("boards", 5)  # before the load
+        watch = server_top.TopWatch(server.uri, "run_top")
+        watch.start()
+        finds("boards", 3)
+        finds("attempts", 2)
+        watch._sample()  # the watch's reading before the fault
+        server.kill()
+        server.start()
+        finds("boards", 4)
+        totals = watch.stop()
+        client.close()
+    assert totals[("boards", "queries", "n")] == 7
+    assert totals[("attempts", "queries", "n")] == 2
+    table = server_top.top_table(totals, accepted=2)
+    assert any(line.startswith("| boards | queries | ") and "| 3.50 |" in line for line in table)
+
+
 def _echo_server() -> tuple[socket.socket, int]:
     """A TCP server on loopback that sends back whatever one connection sends it."""
     listener = socket.create_server(("127.0.0.1", 0))
@@ -238,6 +269,47 @@ def test_the_latency_proxy_adds_its_delay_once_per_round_trip_whatever_the_messa
     assert large < 2 * 0.2 + 1.0, large  # a delay per chunk would be 60 x 0.2 s or more
 
 
+def _burner(cpu_seconds: float) -> subprocess.Popen:
+    """A process that spends this much CPU, then waits for its stdin to close."""
+    code = (
+        "import sys, time\n"
+        f"end = time.process_time() + {cpu_seconds}\n"
+        "while time.process_time() < end: pass\n"
+        "sys.stdin.read()\n"
+    )
+    return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+
+
+def _spent(process: subprocess.Popen, at_least: float) -> None:
+    while (reading := cpu.cpu_seconds(process.pid)) is None or reading[1] < at_least:
+        time.sleep(0.05)
+
+
+def test_the_cpu_table_counts_only_the_span_with_processes_born_and_gone_inside_it():
+    """A run's CPU table: what a process spent before the load is not the load's; one started
+    during it (a restarted server) counts whole, and one killed during it keeps what it spent."""
+    before = _burner(0.5)
+    _spent(before, 0.5)
+    roles = {"old": [before.pid]}
+    watch = cpu.CpuWatch(lambda: roles)
+    watch.start()
+    born = _burner(0.6)
+    roles["restarted"] = [born.pid]
+    _spent(born, 0.6)
+    time.sleep(2.5 * cpu.SAMPLE_SECONDS)  # sampled at least twice since
+    born.stdin.close()
+    born.wait()
+    usage = {u.role: u for u in watch.stop()}
+    before.stdin.close()
+    before.wait()
+    assert usage["restarted"].seconds >= 0.55 and usage["restarted"].processes == 1
+    assert usage["old"].seconds < 0.3  # it only waited inside the span
+    table = cpu.cpu_table(list(usage.values()), seconds=10.0, accepted=4)
+    restarted = next(line for line in table if line.startswith("| restarted |"))
+    assert restarted.split(" | ")[3].removesuffix(" |").isdigit()  # ms an accepted solve
+    assert table[-1].startswith("| all | ")
+
+
 @pytest.mark.slow
 def test_a_short_contest_day_loses_nothing_counts_nothing_twice_and_answers_no_500():
     """`make contest-day` in short: 2 minutes, 2,000 programmers, one fault of each kind."""
@@ -260,6 +332,9 @@ def test_a_short_contest_day_loses_nothing_counts_nothing_twice_and_answers_no_5
         assert f"- {fault} at +" in run.stdout
     for endpoint in ("POST solves", "board live (200)", "answer (form)"):
         assert f"| {endpoint} | " in run.stdout  # the load generator's log has every request
+    for process in ("gunicorn (master and workers)", "MongoDB (embedded server)", "Locust"):
+        assert f"| {process}" in run.stdout  # where the cores went, from /proc
+    assert "| submissions | queries | " in run.stdout  # the server's own account by collection
 
 
 def test_public_standings_are_rendered_once_per_change_for_every_anonymous_viewer(

@@ -110,14 +110,19 @@ def _busy_share(refused: list[dict]) -> str:
     return f"; {busy} busy" if busy else ""
 
 
-def throughput(run_dir: Path) -> tuple[float, float]:
-    """(accepted solves acknowledged per second over the load, the best 10 s of it)."""
-    times = sorted(
+def accepted_times(run_dir: Path) -> list[float]:
+    """When each accepted solve was acknowledged to its judge, in order."""
+    return sorted(
         record["t"]
         for record in read_jsonl(run_dir / "acks.jsonl")
         if record["event"] == "answered"
         and (record["path"].endswith("/solves") or record["body"].get("verdict") == "accepted")
     )
+
+
+def throughput(run_dir: Path) -> tuple[float, float]:
+    """(accepted solves acknowledged per second over the load, the best 10 s of it)."""
+    times = accepted_times(run_dir)
     if len(times) < 2:
         return 0.0, 0.0
     per_second = Counter(int(t) for t in times)
