@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.core.paginator import Paginator
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -112,13 +111,7 @@ def standings_table(request: HttpRequest, competition: Competition) -> str:
     (its query string; a page of the table is shared, see the docstring)."""
 
     def fragment() -> str:
-        table = _table(request, competition)
-        context = {
-            "table": table,
-            "page_links": Paginator(range(table.pages), 1).get_elided_page_range(
-                min(table.page, table.pages), on_each_side=2, on_ends=1
-            ),
-        }
+        context = {"table": _table(request, competition)}
         return render_to_string("competitions/_standings_live.html", context, request=request)
 
     return request_memo(request, ("standings-table",), fragment)

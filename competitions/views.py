@@ -98,8 +98,8 @@ def competition_standings_live(request: HttpRequest, slug: str) -> HttpResponse:
     if competition is None:
         raise Http404("No competition has that name.")
     if standings_pages.page_asked(request) is None:
-        notice = f'<p class="notice" role="alert">{standings_pages.PAGE_ERROR}</p>'
-        return HttpResponse(notice, status=400)
+        context = {"page_error": standings_pages.PAGE_ERROR}
+        return render(request, "competitions/_page_error.html", context, status=400)
     table = standings_pages.standings_table(request, competition)
     missing = standings_pages.page_missing(request, competition)
     return HttpResponse(table, status=404 if missing else 200)

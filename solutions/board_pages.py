@@ -22,7 +22,6 @@ import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -175,13 +174,6 @@ def _live_context(request: HttpRequest, board: Board) -> dict:
     }
 
 
-def _page_links(number: int, total: int) -> object:
-    paginator = Paginator(range(total), selectors.PAGE_SIZE)
-    return paginator.get_elided_page_range(
-        min(number, paginator.num_pages), on_each_side=2, on_ends=1
-    )
-
-
 def _browsable_date(board: Board, day: int, today: int) -> dt.date | None:
     """The date of `day` when its board can be shown (past days and today; None otherwise)."""
     if board.spec.is_all_time or day > today or not selectors.day_is_browsable(board, day):
@@ -268,7 +260,6 @@ def _page_context(
         "total": page.total,
         "rows": rendered.rows,
         "rows_html": rendered.html_for(programmer),
-        "page_links": _page_links(page.page, page.total),
     }
 
 
@@ -346,7 +337,6 @@ def _groups_context(
         "my_group": own
         and _written_like(selectors.group_standing(board=board, scope=own, day=query.day), found),
         "date_query": "" if found.day == clock.today() else f"date={found.date}",
-        "page_links": _page_links(found.page, found.total),
     }
 
 

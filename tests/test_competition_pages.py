@@ -249,7 +249,8 @@ def test_a_page_past_the_last_or_no_page_number_says_so(five_solvers):
     for wrong in ("0", "-1", "two", "1.5", "9" * 20):
         page = Client().get(STANDINGS, {"page": wrong})
         assert page.status_code == 400 and "Enter the page as a whole number from 1." in page.text
-        assert Client().get(f"{STANDINGS}live/", {"page": wrong}).status_code == 400
+        live = Client().get(f"{STANDINGS}live/", {"page": wrong})
+        assert live.status_code == 400 and "Enter the page as a whole number from 1." in live.text
 
 
 def test_the_final_standings_keep_their_pages(five_solvers):

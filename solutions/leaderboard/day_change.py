@@ -248,7 +248,8 @@ def _prep_mark(board_slug: str, prep: dict, **marks: bool) -> dict:
     returns the preparation as marked. A preparation that is not the journal's any more
     (another preparer's pass was finished, or a rebuild started the board afresh) stops its
     preparer (`orders.OrdersConflict`)."""
-    for attempt in range(PREP_MARK_TRIES):
+    tries = 0
+    while True:
         journal = journals.journal_read(board_slug)
         now = journal.get("prep") or {}
         if now.get("id") != prep["id"]:
@@ -257,9 +258,9 @@ def _prep_mark(board_slug: str, prep: dict, **marks: bool) -> dict:
             journals.journal_write(board_slug, journal, {"prep": {**now, **marks}})
             return {**now, **marks}
         except orders.OrdersConflict:
-            if attempt == PREP_MARK_TRIES - 1:
+            tries += 1
+            if tries == PREP_MARK_TRIES:
                 raise
-    return prep  # not reached: the last try returns or raises
 
 
 def day_finish(board_slug: str, day: int) -> None:

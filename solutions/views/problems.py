@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -81,7 +80,6 @@ def _problem_context(
     every = selectors.problem_solvers_page(problem=problem, page=number)
     if number > every.pages:
         raise Http404("This problem's solvers have no such page.")
-    paginator = Paginator(range(every.total), every.page_size)
     return {
         "problem": problem,
         "form": form,
@@ -89,7 +87,6 @@ def _problem_context(
         "solvers": selectors.problem_solvers(problem=problem),
         "every": every,
         "page_error": "" if query.is_valid() else "Pages are numbered from 1.",
-        "page_links": paginator.get_elided_page_range(number, on_each_side=2, on_ends=1),
     }
 
 
