@@ -124,9 +124,9 @@ CACHED_STANDINGS_VERSION_SECONDS = 5
 def competition_version(*, competition: Competition, cached: bool = True) -> int:
     """How many times the competition's standings changed (every attempt recorded in it, every
     registration, hide, ban or rename, every edit of it or its problems bumps it:
-    `services.standings_touch`), as read at most every CACHED_STANDINGS_VERSION_SECONDS in each
-    process, kept in its memory (`cached`, `solutions.recent`), or as it is now (one `_id`
-    read)."""
+    `services.standings_touch`), as read once every CACHED_STANDINGS_VERSION_SECONDS of the
+    clock for every process (`cached`, `solutions.recent.slot_shared`: each version a process
+    sees is one reading of every attempt), or as it is now (one `_id` read)."""
 
     def read() -> int:
         return live.board_version(standings_version_key(competition.slug))
@@ -134,7 +134,7 @@ def competition_version(*, competition: Competition, cached: bool = True) -> int
     if not cached:
         return read()
     key = f"standings-version:{competition.slug}"
-    return recent.recently(key, CACHED_STANDINGS_VERSION_SECONDS, read)
+    return recent.slot_shared(key, CACHED_STANDINGS_VERSION_SECONDS, read)
 
 
 def competitions_by_status(*, now: dt.datetime | None = None) -> dict[str, list[Competition]]:

@@ -58,10 +58,11 @@ def board_versions_forget(slugs: Iterable[str]) -> None:
     cache.delete_many([_cache_key(slug) for slug in slugs])
 
 
-# How long the polls of live pages keep a version: they see a board's changes at most once a
-# second, and a touch does not drop it. On contest day solves land many times a second, each one
-# a new version, and each new version a new reading and rendering of every page being watched;
-# a page polled every 3 s shows a solve at most a second later.
+# How long the polls of live pages keep a version: they see a board's changes once a second of
+# the clock, every process the same version (`recent.slot_shared`), and a touch does not drop
+# it. On contest day solves land many times a second, each one a new version, and each new
+# version a new reading and rendering of every page being watched; a page polled every 3 s
+# shows a solve at most a second later.
 POLLED_VERSION_SECONDS = 1
 
 
@@ -84,10 +85,10 @@ def board_version_cached(slug: str, read: Callable[[], int] | None = None) -> in
 
 
 def board_version_polled(slug: str, read: Callable[[], int] | None = None) -> int:
-    """The board's version as the polls of live pages see it: read at most once a second in each
-    process, kept in its own memory (`recent`), not dropped by a touch (see
+    """The board's version as the polls of live pages see it: read once a second of the clock
+    for every process (`recent.slot_shared`), not dropped by a touch (see
     POLLED_VERSION_SECONDS). Whole pages use `board_version_cached`."""
-    return recent.recently(
+    return recent.slot_shared(
         f"board-version-polled:{slug}",
         POLLED_VERSION_SECONDS,
         read or (lambda: board_version(slug)),

@@ -230,3 +230,22 @@ def test_polls_of_an_unchanged_version_take_its_rows_from_the_process_not_the_sh
     now.shift(dt.timedelta(seconds=live.POLLED_VERSION_SECONDS + 1))
     handles = [handle for _rank, handle, _score, _me in rows(watcher.get(BOARD_LIVE))]
     assert handles == ["Alice", "bob"]
+
+
+def test_every_process_polls_a_board_at_the_version_its_first_reader_read_that_second(
+    mongodb, now, boards, problems, alice, bob
+):
+    """The polls of every process see a board at the version the first of them read in that
+    second of the clock: one version, so one reading and rendering of the rows, for all of them
+    (on contest day four processes, each reading at its own moments, rendered up to four
+    versions a second of each watched board)."""
+    solve(alice, problems[0])
+    watcher = signed_in(bob)
+    first = watcher.get(BOARD_LIVE, HTTP_X_REQUESTED_WITH="live")
+    solve(bob, problems[0])  # a new version, the same second
+    recent.clear()  # another process, which has read nothing yet
+    now.shift(dt.timedelta(seconds=0.5))
+    assert rows(watcher.get(BOARD_LIVE, HTTP_X_REQUESTED_WITH="live")) == rows(first)
+    now.shift(dt.timedelta(seconds=0.5))  # the next second: every process reads it again
+    later = watcher.get(BOARD_LIVE, HTTP_X_REQUESTED_WITH="live")
+    assert [handle for _rank, handle, _score, _me in rows(later)] == ["Alice", "bob"]
