@@ -6,7 +6,8 @@ page links and "your row is on page n" around it rendered for each request. Whil
 competition runs, a page of the table everybody but staff sees is rendered once per version of
 the competition's standings (read through the cache, see `selectors.competition_version`),
 frozen state, viewer and page (`live.rendered_once`): hundreds of viewers poll it on contest
-day, and each rendering reads every attempt. Anonymous viewers share one rendering, and so do
+day, and the renderings of a version share one reading of every attempt (`selectors.attempts_at`).
+Anonymous viewers share one rendering, and so do
 signed-in programmers before the freeze, each with their own row marked in it (`_as_viewer`);
 past the freeze a programmer's own row is live, and they have a rendering of their own. Staff
 (who see everything live), a following view (the viewer's own) and an upcoming competition's
@@ -284,7 +285,12 @@ def _standings_view(
 ) -> selectors.StandingsView:
     """The standings `user` may see, only the rows of the people they follow (and their own)
     with `?view=following` (nobody's for an anonymous viewer, who is asked to log in)."""
-    view = selectors.competition_standings(competition=competition, user=user, now=_now(request))
+    view = selectors.competition_standings(
+        competition=competition,
+        user=user,
+        now=_now(request),
+        version=_version(request, competition),
+    )
     people_of = extensions.people_view_named(FOLLOWING) if _following(request) else None
     if people_of is not None:
         view.only = people_of(user=user) or ()

@@ -1,13 +1,14 @@
 """What this process read lately, kept a few seconds in its own memory (`RECENT`).
 
-Three kinds of reads go through it. The ones every request makes that may be a second or a few
+Four kinds of reads go through it. The ones every request makes that may be a second or a few
 behind: the visible boards (every page's tabs and ETag) (`recently`). The versions live pages
 poll by, a board's and a competition's standings', which every process must see alike
-(`slot_shared`). And the copies of what the shared cache keeps under a name given to one value
+(`slot_shared`). The copies of what the shared cache keeps under a name given to one value
 only: a version's rendering, a page by its ETag (`live.kept_get`). On contest day each of them
 was a round trip to Redis on every request, a tenth of the web workers' time and a sixth with
-the renderings read back. A process's copy is its own: another process's change reaches it when
-the copy runs out.
+the renderings read back. And what several renderings of one version read, too big to unpickle
+for each of them: a competition's attempts (`latest`). A process's copy is its own: another
+process's change reaches it when the copy runs out.
 """
 
 from __future__ import annotations
@@ -55,6 +56,20 @@ def slot_shared(name: str, seconds: float, read: Callable[[], T]) -> T:
     return value
 
 
+_LATEST: dict[str, tuple[object, object]] = {}  # name -> (tag, value), as read last
+
+
+def latest(name: str, tag: object, read: Callable[[], T]) -> T:
+    """`read()` as this process last read it for `tag` (a version), kept as it is (not pickled:
+    the requests of the process share one value, which none may change), the latest tag only."""
+    kept = _LATEST.get(name)
+    if kept is not None and kept[0] == tag:
+        return kept[1]  # type: ignore[return-value]
+    value = read()
+    _LATEST[name] = (tag, value)
+    return value
+
+
 def forget(name: str) -> None:
     """Drop this process's copy of `name` (its next read is `read()`'s)."""
     RECENT.delete(name)
@@ -63,3 +78,4 @@ def forget(name: str) -> None:
 def clear() -> None:
     """Drop every copy (the tests, between two tests' databases)."""
     RECENT.clear()
+    _LATEST.clear()

@@ -307,3 +307,29 @@ def test_programmers_watching_the_standings_share_one_reading_of_the_attempts(
         assert client.get(f"{STANDINGS}live/").status_code == 200
     # The public table, and once the pages of everybody's rows (for Alice's link to page 3).
     assert len(reads) == 2
+
+
+def test_every_rendering_of_one_version_reads_the_attempts_once(
+    frozen, now, monkeypatch, alice, bob, charlie
+):
+    """Past the freeze each participant has a table of their own (their own row is live), and
+    the public table a rendering a page: on contest day each read every attempt of the
+    competition, the biggest read of the embedded server. One version of the standings reads
+    them once for all of them; the next version again."""
+    real, reads = competition_selectors.competition_attempts, []
+    monkeypatch.setattr(
+        competition_selectors,
+        "competition_attempts",
+        lambda **kwargs: reads.append(1) or real(**kwargs),
+    )
+    mine = {p.handle: logged_in(p).get(f"{STANDINGS}live/").text for p in (alice, bob, charlie)}
+    public = Client().get(f"{STANDINGS}live/").text
+    assert len(reads) == 1
+    # Each still sees their own: Bob's answers after the freeze count for him alone.
+    assert handles(mine["bob"])[:2] == ["bob", "Alice"] and handles(public)[0] == "Alice"
+    assert totals(mine["bob"]) == ["2/3", "1/2", "0/0"] and totals(public) != totals(mine["bob"])
+    report("charlie", "p3", 150)
+    now.shift(dt.timedelta(seconds=competition_selectors.CACHED_STANDINGS_VERSION_SECONDS))
+    assert "charlie" in logged_in(charlie).get(f"{STANDINGS}live/").text
+    assert logged_in(alice).get(f"{STANDINGS}live/").status_code == 200
+    assert len(reads) == 2
