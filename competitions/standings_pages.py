@@ -39,7 +39,7 @@ from django.utils import timezone
 from django.utils.http import quote_etag
 from django.utils.safestring import mark_safe
 
-from solutions import extensions, live
+from solutions import extensions, live, recent
 from solutions.etags import request_memo
 
 from . import selectors
@@ -246,12 +246,13 @@ def _own_page(request: HttpRequest, competition: Competition, programmer_id: int
         return {row.programmer_id: i // size + 1 for i, row in enumerate(view.listed)}
 
     shown = live.etag(*_shown(competition, _now(request)))
-    of_everybody = live.rendered_once(
-        request,
-        f"standings-pages:v1:{shown}",
-        _version(request, competition),
-        pages,
-        seconds=PUBLIC_STANDINGS_SECONDS,
+    key, version = f"standings-pages:v1:{shown}", _version(request, competition)
+    # Kept as it is in the process (not unpickled from its copy at each poll: some 100 KB at
+    # 10,000 participants, for every signed-in programmer off their page).
+    of_everybody = recent.latest(
+        key,
+        version,
+        lambda: live.rendered_once(request, key, version, pages, seconds=PUBLIC_STANDINGS_SECONDS),
     )
     return of_everybody.get(programmer_id)
 

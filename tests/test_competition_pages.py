@@ -20,6 +20,8 @@ from activity.services.follows import follow_create
 from competitions import selectors as competition_selectors
 from competitions import services
 from competitions.tasks import archive_finished_competitions_task
+from solutions import services as solution_services
+from solutions.models import Programmer
 from tests.conftest import NOW
 
 START = dt.datetime(2020, 1, 19, 9, 0, tzinfo=dt.UTC)
@@ -231,7 +233,7 @@ def test_the_standings_show_a_page_of_rows_at_a_time_ranked_among_everybody(five
     assert [row["handle"] for row in api["rows"]] == [f"solver{n}" for n in range(1, 5)] + ["Alice"]
 
 
-def test_a_programmer_is_shown_the_page_of_their_own_row(five_solvers, alice):
+def test_a_programmer_is_shown_the_page_of_their_own_row(five_solvers, now, alice):
     first = logged_in(alice).get(STANDINGS).text
     assert '<a href="?page=3">Your row is on page 3</a>' in first
     own = logged_in(alice).get(STANDINGS, {"page": 3}).text
@@ -239,6 +241,13 @@ def test_a_programmer_is_shown_the_page_of_their_own_row(five_solvers, alice):
     assert re.search(r'<tr data-key="\d+"[^>]* class="me">', own)
     # Nobody anonymous is told of a row of theirs.
     assert "Your row is on page" not in Client().get(STANDINGS).text
+    # Two rows ahead of hers hidden: the next version's link follows her row.
+    for handle in ("solver1", "solver2"):
+        solution_services.programmer_set_visibility(
+            programmer=Programmer.objects.get(handle=handle), hidden=True
+        )
+    now.shift(dt.timedelta(seconds=competition_selectors.CACHED_STANDINGS_VERSION_SECONDS))
+    assert "Your row is on page 2" in logged_in(alice).get(f"{STANDINGS}live/").text
 
 
 def test_a_page_past_the_last_or_no_page_number_says_so(five_solvers):
