@@ -26,14 +26,13 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.core.cache import cache
 from django.db.models import Count, QuerySet
 from django.utils import timezone
-from pymongo import ASCENDING
 
-from solutions import live, mongo, recent, rules
+from solutions import live, recent, rules
 from solutions.models import Programmer
 
+from . import attempts as competition_attempts
 from . import standings
 from .models import Competition, CompetitionProblem, Registration
 
@@ -214,55 +213,6 @@ def viewer_programmer(user: AbstractBaseUser | AnonymousUser | None) -> Programm
     return Programmer.objects.filter(user=user).first()
 
 
-def competition_attempts(*, competition: Competition) -> list[standings.Attempt]:
-    """Every attempt recorded for the competition inside its window, in time order."""
-    cursor = (
-        mongo.submissions()
-        .find(
-            {
-                "competitions": competition.slug,
-                "submitted_at": {"$gte": competition.start, "$lt": competition.end},
-            },
-            {"programmer_id": 1, "problem": 1, "verdict": 1, "submitted_at": 1},
-        )
-        .sort([("submitted_at", ASCENDING), ("_id", ASCENDING)])
-    )
-    return [
-        standings.Attempt(
-            programmer_id=doc["programmer_id"],
-            problem=doc["problem"],
-            accepted=doc["verdict"] == "accepted",
-            at=doc["submitted_at"],
-        )
-        for doc in cursor
-    ]
-
-
-# How long the cache keeps a version's attempts for the other processes (`attempts_at`).
-VERSION_ATTEMPTS_SECONDS = 30
-
-
-def attempts_at(*, competition: Competition, version: int) -> list[standings.Attempt]:
-    """Every attempt, as read for this version of the standings (`competition_version`): once a
-    version for every rendering of it in every process (each page of the public table, the
-    page of every row, each participant's own table past the freeze), kept in each process
-    (`recent.latest`) and handed to the others through the cache. Each read is every attempt of
-    the competition: 0.4 s of the embedded server's CPU at 7,000, and on contest day they were
-    a tenth of its time. The attempts read for a version may hold a few recorded after it was
-    read: the next version reads them again."""
-    name = f"standings-attempts:{competition.pk}:{competition.slug}"
-
-    def shared() -> list[standings.Attempt]:
-        key = f"{name}:{version}"
-        attempts = cache.get(key)
-        if attempts is None:
-            attempts = competition_attempts(competition=competition)
-            cache.set(key, attempts, VERSION_ATTEMPTS_SECONDS)
-        return attempts
-
-    return recent.latest(name, version, shared)
-
-
 def _participants(
     competition: Competition, attempts: list[standings.Attempt], *, visible_only: bool
 ) -> dict[int, Programmer]:
@@ -288,11 +238,11 @@ def competition_live_rows(
     """The standings from the recorded attempts: only those before `cutoff` (when given), except
     for the programmer `own_id`, whose attempts all count; the others after `cutoff` show as
     pending tries. `version`: the standings' version shown, whose attempts are read once
-    (`attempts_at`); without it, as they are now."""
+    (`attempts.at_version`); without it, as they are now."""
     if version is None:
-        attempts = competition_attempts(competition=competition)
+        attempts = competition_attempts.every(competition=competition)
     else:
-        attempts = attempts_at(competition=competition, version=version)
+        attempts = competition_attempts.at_version(competition=competition, version=version)
     programmers = _participants(competition, attempts, visible_only=visible_only)
     held_back: list[standings.Attempt] = []
     if cutoff is not None:
@@ -365,8 +315,7 @@ def competition_standings(
     now: dt.datetime | None = None,
     version: int | None = None,
 ) -> StandingsView:
-    """The standings `user` may see now (see the module docstring); `version`: the standings'
-    version they are shown at (see `competition_live_rows`)."""
+    """The standings `user` may see now (see the module docstring), at `version` if given."""
     now = now or timezone.now()
     programmer = viewer_programmer(user)
     viewer_id = programmer.pk if programmer else None
@@ -398,20 +347,4 @@ def competition_standings(
         final=competition.has_ended(now),  # the archive follows within a minute
         viewer_id=viewer_id,
         frozen_at=competition.freeze_at if frozen else None,
-    )
-
-
-def competition_own_attempts(
-    *, competition: Competition, programmer: Programmer | None
-) -> list[dict]:
-    """A programmer's own attempts in the competition, newest first (they always see these)."""
-    if programmer is None:
-        return []
-    return list(
-        mongo.submissions()
-        .find(
-            {"competitions": competition.slug, "programmer_id": programmer.pk},
-            {"problem": 1, "verdict": 1, "submitted_at": 1},
-        )
-        .sort("submitted_at", -1)
     )

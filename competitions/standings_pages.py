@@ -6,7 +6,7 @@ page links and "your row is on page n" around it rendered for each request. Whil
 competition runs, a page of the table everybody but staff sees is rendered once per version of
 the competition's standings (read through the cache, see `selectors.competition_version`),
 frozen state, viewer and page (`live.rendered_once`): hundreds of viewers poll it on contest
-day, and the renderings of a version share one reading of every attempt (`selectors.attempts_at`).
+day, and the renderings of a version share one reading of every attempt (`attempts.at_version`).
 Anonymous viewers share one rendering, and so do
 signed-in programmers before the freeze, each with their own row marked in it (`_as_viewer`);
 past the freeze a programmer's own row is live, and they have a rendering of their own. Staff

@@ -17,7 +17,7 @@ from solutions.forms import AnswerForm
 from solutions.views import programmer_of
 from solutions.views.refusals import too_many_response
 
-from . import selectors, services, standings_pages
+from . import attempts, selectors, services, standings_pages
 from .models import Competition
 
 
@@ -141,8 +141,8 @@ def _detail_context(
     refusal = selectors.competition_submit_refusal(
         competition=competition, programmer=programmer, now=now
     )
-    attempts = selectors.competition_own_attempts(competition=competition, programmer=programmer)
-    solved = {attempt["problem"] for attempt in attempts if attempt["verdict"] == "accepted"}
+    own = attempts.own(competition=competition, programmer=programmer)
+    solved = {attempt["problem"] for attempt in own if attempt["verdict"] == "accepted"}
     # Problems stay secret until the start (staff see them to check the set).
     show_problems = now >= competition.start or request.user.is_staff
     links = list(selectors.competition_links(competition=competition)) if show_problems else []
@@ -162,7 +162,7 @@ def _detail_context(
         ),
         "attempts": [
             {**attempt, "letter": letters.get(attempt["problem"], attempt["problem"])}
-            for attempt in attempts
+            for attempt in own
         ],
     }
 

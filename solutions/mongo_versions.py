@@ -119,6 +119,7 @@ INTRODUCED: dict[str, Version] = {
     "explain": (3, 0),
     "buildInfo": (1, 0),
     "serverStatus": (1, 0),
+    "top": (1, 0),  # the contest day's account of the server's time (`loadtest/server_top.py`)
     "hello": (4, 4),
     "bulkWrite": (8, 0),
 }

@@ -17,6 +17,7 @@ from django.template.loader import render_to_string
 from django.test import Client
 
 from activity.services.follows import follow_create
+from competitions import attempts as competition_attempts
 from competitions import selectors as competition_selectors
 from competitions import services
 from competitions.tasks import archive_finished_competitions_task
@@ -325,10 +326,10 @@ def test_every_rendering_of_one_version_reads_the_attempts_once(
     the public table a rendering a page: on contest day each read every attempt of the
     competition, the biggest read of the embedded server. One version of the standings reads
     them once for all of them; the next version again."""
-    real, reads = competition_selectors.competition_attempts, []
+    real, reads = competition_attempts.every, []
     monkeypatch.setattr(
-        competition_selectors,
-        "competition_attempts",
+        competition_attempts,
+        "every",
         lambda **kwargs: reads.append(1) or real(**kwargs),
     )
     mine = {p.handle: logged_in(p).get(f"{STANDINGS}live/").text for p in (alice, bob, charlie)}

@@ -14,6 +14,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from activity.services.follows import follow_create
+from competitions import attempts as competition_attempts
 from competitions import selectors as competition_selectors
 from competitions import services as competition_services
 from competitions import standings_pages
@@ -98,9 +99,9 @@ def test_a_standings_poll_while_another_renders_gets_the_table_before_and_no_eta
     report(problems, "bob", 7)
     now.shift(competition_selectors.CACHED_STANDINGS_VERSION_SECONDS)
     rendering, reads, during = burst_while_rendering(
-        competition_selectors.competition_attempts, STANDINGS_LIVE, first["ETag"]
+        competition_attempts.every, STANDINGS_LIVE, first["ETag"]
     )
-    monkeypatch.setattr(competition_selectors, "competition_attempts", rendering)
+    monkeypatch.setattr(competition_attempts, "every", rendering)
     after = poll(Client(), STANDINGS_LIVE, first["ETag"])
     assert len(reads) == 1
     for older in during:
