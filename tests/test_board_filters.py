@@ -86,3 +86,29 @@ def test_an_unknown_country_says_so_instead_of_an_empty_board(mongodb, now, boar
     # A real country with nobody on the board is just empty.
     empty = Client().get("/leaderboard/?country=FR")
     assert empty.status_code == 200 and "Nobody is on this board from this group" in empty.text
+
+
+def test_a_flag_is_made_once_a_country_and_language_and_named_in_the_pages_language():
+    """The rows' flags are made once and kept (a problem page shows one a solver): each is the
+    flag made afresh, in the language of the page that shows it."""
+    from django.utils import translation
+    from django.utils.html import format_html
+    from django_countries import countries
+    from django_countries.fields import Country
+
+    from solutions.templatetags.boards import flag
+
+    for language in ("en-us", "de", "en-us"):
+        with translation.override(language):
+            for code, _name in countries:
+                country = Country(code=code)
+                fresh = format_html(
+                    '<img class="flag" src="{}" alt="{}" title="{}" width="16" height="11">',
+                    country.flag,
+                    country.code,
+                    country.name,
+                )
+                assert flag(country) == fresh
+    with translation.override("de"):
+        assert 'title="Deutschland"' in flag(Country(code="DE"))
+    assert flag(None) == "" and flag(Country(code="")) == ""
