@@ -248,10 +248,11 @@ def _own_page(request: HttpRequest, competition: Competition, programmer_id: int
     shown = live.etag(*_shown(competition, _now(request)))
     key, version = f"standings-pages:v1:{shown}", _version(request, competition)
     # Kept as it is in the process (not unpickled from its copy at each poll: some 100 KB at
-    # 10,000 participants, for every signed-in programmer off their page).
+    # 10,000 participants, for every signed-in programmer off their page), one a competition:
+    # what is shown changes every PUBLIC_STANDINGS_SECONDS, so it is part of the tag, not the name.
     of_everybody = recent.latest(
-        key,
-        version,
+        f"standings-pages:{competition.pk}",
+        (shown, version),
         lambda: live.rendered_once(request, key, version, pages, seconds=PUBLIC_STANDINGS_SECONDS),
     )
     return of_everybody.get(programmer_id)

@@ -61,7 +61,9 @@ _LATEST: dict[str, tuple[object, object]] = {}  # name -> (tag, value), as read 
 
 def latest(name: str, tag: object, read: Callable[[], T]) -> T:
     """`read()` as this process last read it for `tag` (a version), kept as it is (not pickled:
-    the requests of the process share one value, which none may change), the latest tag only."""
+    the requests of the process share one value, which none may change), the latest tag only.
+    Nothing expires: `name` is one of a bounded few (one a competition), and all that changes
+    (a version, a span of time) goes in `tag`."""
     kept = _LATEST.get(name)
     if kept is not None and kept[0] == tag:
         return kept[1]  # type: ignore[return-value]

@@ -19,8 +19,9 @@ from django.test import Client
 from activity.services.follows import follow_create
 from competitions import attempts as competition_attempts
 from competitions import selectors as competition_selectors
-from competitions import services
+from competitions import services, standings_pages
 from competitions.tasks import archive_finished_competitions_task
+from solutions import recent
 from solutions import services as solution_services
 from solutions.models import Programmer
 from tests.conftest import NOW
@@ -249,6 +250,11 @@ def test_a_programmer_is_shown_the_page_of_their_own_row(five_solvers, now, alic
         )
     now.shift(dt.timedelta(seconds=competition_selectors.CACHED_STANDINGS_VERSION_SECONDS))
     assert "Your row is on page 2" in logged_in(alice).get(f"{STANDINGS}live/").text
+    # The process keeps one map of the rows' pages a competition, however long it is watched.
+    for _ in range(4):
+        now.shift(dt.timedelta(seconds=standings_pages.PUBLIC_STANDINGS_SECONDS))
+        assert "Your row is on page 2" in logged_in(alice).get(f"{STANDINGS}live/").text
+    assert len([name for name in recent._LATEST if name.startswith("standings-pages")]) == 1
 
 
 def test_a_page_past_the_last_or_no_page_number_says_so(five_solvers):
