@@ -214,8 +214,8 @@ def _locust(stack: Stack, world: plan.World, seconds: float) -> subprocess.Popen
 
 
 def _cpu_print(load: Load, run_dir: Path) -> None:
-    """Where the cores went while the load ran, and what caps the embedded server: it runs one
-    command at a time, so its CPU an accepted solve (with every read the load brings) bounds
+    """Where the cores went while the load ran, and what caps the embedded server: its commands
+    share one interpreter, so its CPU an accepted solve (with every read the load brings) bounds
     the judges on a machine of any size."""
     seconds = load.ended - load.began
     accepted = sum(1 for t in accepted_times(run_dir) if load.began <= t <= load.ended)

@@ -220,8 +220,6 @@ class Stack:
         with suppress(psycopg.Error), psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as db:
             db.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
 
-    # --- the faults ---------------------------------------------------------------------------
-
     def process_roles(self) -> dict[str, list[int]]:
         """{role: its processes now} of every process the run started (`cpu.CpuWatch`), and
         the machine's PostgreSQL, which serves the run's database."""
@@ -233,6 +231,8 @@ class Stack:
             roles["MongoDB (embedded server)"] = cpu.process_tree(self.mongo.process.pid)
         roles["PostgreSQL"] = cpu.named("postgres")
         return roles
+
+    # --- the faults ---------------------------------------------------------------------------
 
     def log_fault(self, fault: str, phase: str, **details) -> None:
         record = {"t": time.time(), "fault": fault, "phase": phase, **details}
